@@ -1,0 +1,80 @@
+// swift-tools-version:6.0
+// Herald: a notification router. System libraries come from Debian (see README.md).
+import PackageDescription
+
+let package = Package(
+    name: "Herald",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "ChannelAPI", targets: ["ChannelAPI"]),
+        .library(name: "Router", targets: ["Router"]),
+        .library(name: "HeraldChannels", targets: ["HeraldChannels"]),
+        .library(name: "RouterTesting", targets: ["RouterTesting"]),
+        .executable(name: "herald", targets: ["herald"]),
+        .executable(name: "herald-bench", targets: ["HeraldBench"]),
+    ],
+    targets: [
+        // C: one system-library target per C library, plus one shim for variadic/macro APIs.
+        .systemLibrary(
+            name: "COpenSSL", path: "Sources/C/COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CCurl", path: "Sources/C/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/C/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CYAML", path: "Sources/C/CYAML", pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]),
+        .target(
+            name: "CHeraldShims", dependencies: ["CCurl", "CSQLite", "COpenSSL"],
+            path: "Sources/C/CHeraldShims"),
+
+        // Support: the only Swift code that imports a C module. One wrapper per C library.
+        .target(
+            name: "HeraldCrypto", dependencies: ["COpenSSL", "CHeraldShims"],
+            path: "Sources/Support/HeraldCrypto"),
+        .target(
+            name: "HeraldHTTP", dependencies: ["CCurl", "CHeraldShims"],
+            path: "Sources/Support/HeraldHTTP"),
+        .target(
+            name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims"],
+            path: "Sources/Support/HeraldSQLite"),
+        .target(name: "HeraldYAML", dependencies: ["CYAML"], path: "Sources/Support/HeraldYAML"),
+
+        // Plugin contract and core.
+        .target(name: "ChannelAPI", dependencies: ["HeraldCrypto", "HeraldHTTP", "HeraldYAML"]),
+        .target(name: "Router", dependencies: ["ChannelAPI", "HeraldSQLite", "HeraldYAML"]),
+
+        // Built-in channel modules.
+        .target(name: "WebPushChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/WebPush"),
+        .target(name: "FCMChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/FCM"),
+        .target(name: "APNsChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/APNs"),
+        .target(
+            name: "RelayChannel", dependencies: ["ChannelAPI", "APNsChannel"], path: "Sources/Channels/Relay"),
+        .target(name: "TelegramChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/Telegram"),
+        .target(
+            name: "HeraldChannels",
+            dependencies: ["ChannelAPI", "Router", "WebPushChannel", "FCMChannel", "APNsChannel", "RelayChannel", "TelegramChannel"],
+            path: "Sources/Channels/HeraldChannels"),
+
+        // Fakes for channel authors and our own tests.
+        .target(name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP"]),
+
+        // Executables.
+        .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels"]),
+        .executableTarget(
+            name: "HeraldBench",
+            dependencies: ["HeraldCrypto", "HeraldHTTP", "Router", "HeraldChannels", "RouterTesting"]),
+
+        // Tests (Swift Testing). Vectors live in each suite's Vectors/ folder.
+        .testTarget(name: "HeraldCryptoTests", dependencies: ["HeraldCrypto"], exclude: ["Vectors"]),
+        .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "RouterTesting"]),
+        .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
+        .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
+        .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI"]),
+        .testTarget(name: "RouterTests", dependencies: ["Router", "RouterTesting", "HeraldChannels"]),
+        .testTarget(name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting"]),
+    ]
+)

@@ -1,0 +1,26 @@
+#include "CHeraldShims.h"
+
+CURLcode herald_curl_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
+CURLcode herald_curl_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
+CURLcode herald_curl_easy_setopt_cstr(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
+CURLcode herald_curl_easy_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
+CURLcode herald_curl_easy_setopt_write(CURL *h, size_t (*fn)(char *, size_t, size_t, void *)) {
+    return curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, fn);
+}
+CURLcode herald_curl_easy_setopt_header(CURL *h, size_t (*fn)(char *, size_t, size_t, void *)) {
+    return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, fn);
+}
+CURLcode herald_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+CURLcode herald_curl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
+CURLcode herald_curl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
+CURLMcode herald_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+
+int herald_sqlite3_bind_text_transient(sqlite3_stmt *s, int i, const char *t, int n) {
+    return sqlite3_bind_text(s, i, t, n, SQLITE_TRANSIENT);
+}
+int herald_sqlite3_bind_blob_transient(sqlite3_stmt *s, int i, const void *d, int n) {
+    return sqlite3_bind_blob(s, i, d, n, SQLITE_TRANSIENT);
+}
+
+void herald_openssl_free(void *p) { OPENSSL_free(p); }
+long herald_bio_get_mem_data(BIO *b, char **d) { return BIO_get_mem_data(b, d); }
