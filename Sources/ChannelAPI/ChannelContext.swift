@@ -1,0 +1,56 @@
+import HeraldHTTP
+
+/// What the router lends a channel: an HTTP client, a clock, randomness, a redacting logger and a
+/// persistent key/value state area of its own.
+public struct ChannelContext: Sendable {
+    /// The channel's name in the config.
+    public let name: String
+    /// The shared HTTP client (libcurl multi, HTTP/2).
+    public let http: HTTPClient
+    /// The injected clock.
+    public let clock: any HeraldClock
+    /// The injected random source.
+    public let random: any RandomSource
+    /// A logger that redacts secrets.
+    public let logger: ChannelLogger
+    /// The channel's persistent state.
+    public let state: any ChannelStateStore
+
+    /// Creates a context.
+    public init(
+        name: String, http: HTTPClient, clock: any HeraldClock, random: any RandomSource, logger: ChannelLogger,
+        state: any ChannelStateStore
+    ) {
+        self.name = name
+        self.http = http
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+        self.state = state
+    }
+}
+
+/// Builds a channel from its YAML node, registered under a `type:` name.
+public struct ChannelFactory: Sendable {
+    /// The `type:` name (`apns`, `webhook`, `ntfy`, …).
+    public let type: String
+    /// Platforms this channel serves when the config gives no `platforms:`; empty for sinks (log,
+    /// webhook), which get one delivery per notification with no device.
+    public let defaultPlatforms: [String]
+    /// Builds the channel. Reads its keys from the config (call ``ChannelConfig/finish()`` to refuse
+    /// unknown keys) and must not do network I/O.
+    public let make: @Sendable (ChannelConfig, ChannelContext) throws(ConfigError) -> any Channel
+
+    /// Creates a factory.
+    public init(
+        type: String, defaultPlatforms: [String],
+        make: @escaping @Sendable (ChannelConfig, ChannelContext) throws(ConfigError) -> any Channel
+    ) {
+        self.type = type
+        self.defaultPlatforms = defaultPlatforms
+        self.make = make
+    }
+
+    /// Whether this is a sink channel (no devices).
+    public var isSink: Bool { defaultPlatforms.isEmpty }
+}

@@ -1,0 +1,47 @@
+import HeraldYAML
+
+/// A configuration error with the file and position it points at (`FILE:LINE:COLUMN: message`).
+public struct ConfigError: Error, Sendable, CustomStringConvertible {
+    /// The config file path (or `<config>` for in-memory text).
+    public var file: String
+    /// Where in the file, when known.
+    public var mark: YAMLMark?
+    /// What is wrong.
+    public var message: String
+
+    /// Creates an error.
+    public init(file: String, mark: YAMLMark?, _ message: String) {
+        self.file = file
+        self.mark = mark
+        self.message = message
+    }
+
+    /// `FILE:LINE:COLUMN: message`.
+    public var description: String {
+        if let mark { return "\(file):\(mark.line):\(mark.column): \(message)" }
+        return "\(file): \(message)"
+    }
+}
+
+/// A non-fatal finding (for example a defined but unrouted channel), printed by `validate`.
+public struct ConfigWarning: Sendable, CustomStringConvertible {
+    /// The config file.
+    public var file: String
+    /// Where.
+    public var mark: YAMLMark?
+    /// What.
+    public var message: String
+
+    /// Creates a warning.
+    public init(file: String, mark: YAMLMark?, _ message: String) {
+        self.file = file
+        self.mark = mark
+        self.message = message
+    }
+
+    /// `FILE:LINE:COLUMN: warning: message`.
+    public var description: String {
+        if let mark { return "\(file):\(mark.line):\(mark.column): warning: \(message)" }
+        return "\(file): warning: \(message)"
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import HeraldYAML
+
+/// A YAML node of the config together with what is needed to read it: the file name for error
+/// positions, the environment for `${VAR}` / `${VAR:-default}` expansion, and the base directory
+/// for relative paths. Typed accessors report `FILE:LINE:COLUMN` errors.
+public struct ConfigNode: Sendable {
+    /// The underlying YAML node.
+    public let yaml: YAMLNode
+    /// The config file path used in errors.
+    public let file: String
+    /// Environment variables for expansion.
+    public let environment: [String: String]
+    /// Directory that relative paths resolve against (the config file's directory).
+    public let baseDirectory: String
+
+    /// Wraps a node.
+    public init(yaml: YAMLNode, file: String, environment: [String: String], baseDirectory: String) {
+        self.yaml = yaml
+        self.file = file
+        self.environment = environment
+        self.baseDirectory = baseDirectory
+    }
+
+    /// The node's position.
+    public var mark: YAMLMark { yaml.mark }
+
+    /// An error positioned at this node.
+    public func error(_ message: String) -> ConfigError { ConfigError(file: file, mark: yaml.mark, message) }
+
+    func wrap(_ node: YAMLNode) -> ConfigNode {
+        ConfigNode(yaml: node, file: file, environment: environment, baseDirectory: baseDirectory)
+    }
+
+    /// Whether the node is a null scalar.
+    public var isNull: Bool { yaml.scalar?.isNull ?? false }
+
+    /// The mapping's entries in file order, keys expanded as plain strings.
+    public func mapping(_ what: String = "value") throws(ConfigError) -> [(key: String, keyNode: ConfigNode, value: ConfigNode)] {
+        guard let pairs = yaml.mapping else { throw error("\(what) must be a mapping, not a \(yaml.kindName)") }
+        var out: [(key: String, keyNode: ConfigNode, value: ConfigNode)] = []
+        for p in pairs {
+            guard let k = p.key.scalar?.value else { throw wrap(p.key).error("keys must be scalars") }
+            out.append((k, wrap(p.key), wrap(p.value)))
+        }
+        return out
+    }
+
+    /// The sequence's elements.
+    public func sequence(_ what: String = "value") throws(ConfigError) -> [ConfigNode] {
+        guard let items = yaml.sequence else { throw error("\(what) must be a list, not a \(yaml.kindName)") }
+        return items.map(wrap)
+    }
+
+    /// The scalar as text, with `${VAR}` and `${VAR:-default}` expanded.
+    public func string(_ what: String = "value") throws(ConfigError) -> String {
+        guard let s = yaml.scalar else { throw error("\(what) must be a scalar, not a \(yaml.kindName)") }
+        return try expand(s.value)
+    }
+
+    /// An integer scalar.
+    public func int(_ what: String = "value") throws(ConfigError) -> Int {
+        let s = try string(what)
+        guard let v = Int(s) else { throw error("\(what) must be an integer, got \"\(s)\"") }
+        return v
+    }
+
+    /// A number scalar.
+    public func double(_ what: String = "value") throws(ConfigError) -> Double {
+        let s = try string(what)
+        guard let v = Double(s), v.isFinite else { throw error("\(what) must be a number, got \"\(s)\"") }
+        return v
+    }
+
+    /// A boolean scalar (`true`/`false`, also `yes`/`no`, `on`/`off`).
+    public func bool(_ what: String = "value") throws(ConfigError) -> Bool {
+        let s = try string(what)
+        switch s.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw error("\(what) must be true or false, got \"\(s)\"")
+        }
+    }
+
+    /// A duration: `500ms`, `10s`, `5m`, `1h`, `2d`, or a bare number of seconds.
+    public func duration(_ what: String = "value") throws(ConfigError) -> Duration {
+        let s = try string(what)
+        guard let d = ConfigNode.parseDuration(s) else {
+            throw error("\(what) must be a duration like 500ms, 10s, 5m, 1h, got \"\(s)\"")
+        }
+        return d
+    }
+
+    /// A file path: `~` expands to `$HOME`; relative paths resolve against ``baseDirectory``.
+    public func path(_ what: String = "value") throws(ConfigError) -> String {
+        let s = try string(what)
+        guard !s.isEmpty else { throw error("\(what) must not be empty") }
+        return ConfigNode.resolvePath(s, home: environment["HOME"] ?? NSHomeDirectory(), base: baseDirectory)
+    }
+
+    /// A list of strings; a single scalar is accepted as a one-element list.
+    public func stringList(_ what: String = "value") throws(ConfigError) -> [String] {
+        if yaml.scalar != nil { return [try string(what)] }
+        return try sequence(what).map { n throws(ConfigError) in try n.string(what) }
+    }
+
+    /// Expands `${VAR}` and `${VAR:-default}`. `$$` is a literal `$`.
+    public func expand(_ text: String) throws(ConfigError) -> String {
+        guard text.contains("$") else { return text }
+        var out = ""
+        var i = text.startIndex
+        while i < text.endIndex {
+            let c = text[i]
+            if c == "$" {
+                let next = text.index(after: i)
+                if next < text.endIndex, text[next] == "$" {
+                    out.append("$")
+                    i = text.index(after: next)
+                    continue
+                }
+                if next < text.endIndex, text[next] == "{" {
+                    guard let close = text[next...].firstIndex(of: "}") else {
+                        throw error("unterminated ${ in \"\(text)\"")
+                    }
+                    let inner = String(text[text.index(after: next)..<close])
+                    let name: String
+                    let fallback: String?
+                    if let r = inner.range(of: ":-") {
+                        name = String(inner[..<r.lowerBound])
+                        fallback = String(inner[r.upperBound...])
+                    } else {
+                        name = inner
+                        fallback = nil
+                    }
+                    guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+                        throw error("invalid variable reference ${\(inner)}")
+                    }
+                    if let v = environment[name], !v.isEmpty {
+                        out += v
+                    } else if let fallback {
+                        out += fallback
+                    } else {
+                        throw error("environment variable \(name) is not set (use ${\(name):-default} for a default)")
+                    }
+                    i = text.index(after: close)
+                    continue
+                }
+            }
+            out.append(c)
+            i = text.index(after: i)
+        }
+        return out
+    }
+
+    /// Parses `500ms`, `10s`, `5m`, `1h`, `2d` or a bare number of seconds.
+    public static func parseDuration(_ s: String) -> Duration? {
+        let t = s.trimmingCharacters(in: .whitespaces)
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        for (suffix, factor) in units where t.hasSuffix(suffix) {
+            let num = t.dropLast(suffix.count)
+            guard let v = Double(num), v >= 0, v.isFinite, !num.isEmpty else { return nil }
+            return .milliseconds(Int64((v * factor * 1000).rounded()))
+        }
+        if let v = Double(t), v >= 0, v.isFinite { return .milliseconds(Int64((v * 1000).rounded())) }
+        return nil
+    }
+
+    /// Resolves `~` and relative paths.
+    public static func resolvePath(_ s: String, home: String, base: String) -> String {
+        if s == "~" { return home }
+        if s.hasPrefix("~/") { return home + s.dropFirst(1) }
+        if s.hasPrefix("/") || s == "-" { return s }
+        let joined = base.hasSuffix("/") ? base + s : base + "/" + s
+        return URL(fileURLWithPath: joined).standardizedFileURL.path
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+
+/// How urgent a notification is for a person (contract §4).
+public enum Severity: String, Sendable, CaseIterable, Codable {
+    /// Informational.
+    case info
+    /// Something finished well.
+    case success
+    /// Needs attention.
+    case warning
+    /// Something failed.
+    case error
+}
+
+/// Delivery priority requested by the hub.
+public enum Priority: String, Sendable, CaseIterable, Codable {
+    /// Deliver now, wake the device.
+    case high
+    /// The provider's default.
+    case normal
+    /// May be delayed to save power.
+    case low
+}
+
+/// A button attached to a notification.
+public struct NotificationAction: Sendable, Equatable {
+    /// Stable id returned in `action` lifecycle events.
+    public var id: String
+    /// Button text.
+    public var title: String
+    /// Shown as destructive where the platform supports it.
+    public var destructive: Bool
+    /// A URL to open instead of sending an action event (Telegram URL buttons, Web Push navigate).
+    public var url: String?
+
+    /// Creates an action.
+    public init(id: String, title: String, destructive: Bool = false, url: String? = nil) {
+        self.id = id
+        self.title = title
+        self.destructive = destructive
+        self.url = url
+    }
+}
+
+/// One notification as a hub sends it (contract §4). Generic fields at the top level, platform
+/// specifics in their own objects, kept as JSON for the channel that understands them.
+public struct Notification: Sendable, Equatable {
+    /// Unique id; generated when the hub gives none.
+    public var id: String
+    /// Routing namespace; `default` when absent.
+    public var namespace: String
+    /// The kind of event (`permission-request`, `ready`, …); `notification` when absent.
+    public var type: String
+    /// Title text.
+    public var title: String?
+    /// Body text.
+    public var body: String?
+    /// Severity, if given.
+    public var severity: Severity?
+    /// A URL or app path to open on tap.
+    public var url: String?
+    /// The explicit collapse identity; see ``collapseTag``.
+    public var tag: String?
+    /// Free string data passed to the app.
+    public var data: [String: String]
+    /// Buttons.
+    public var actions: [NotificationAction]
+    /// An explicit badge count.
+    public var badge: Int?
+    /// Time to live in seconds.
+    public var ttl: Int?
+    /// Delivery priority.
+    public var priority: Priority?
+    /// Android-specific options (FCM), as given.
+    public var android: [String: JSONValue]
+    /// iOS-specific options (APNs), as given.
+    public var ios: [String: JSONValue]
+    /// Web-specific options (Web Push), as given.
+    public var web: [String: JSONValue]
+    /// Telegram-specific options, as given.
+    public var telegram: [String: JSONValue]
+    /// Live Activity content, as given; validated by the channels that send it.
+    public var liveActivity: [String: JSONValue]?
+
+    /// Creates a notification. `id` defaults to a fresh UUID.
+    public init(
+        id: String = UUID().uuidString.lowercased(), namespace: String = "default", type: String = "notification",
+        title: String? = nil, body: String? = nil, severity: Severity? = nil, url: String? = nil,
+        tag: String? = nil, data: [String: String] = [:], actions: [NotificationAction] = [], badge: Int? = nil,
+        ttl: Int? = nil, priority: Priority? = nil, android: [String: JSONValue] = [:],
+        ios: [String: JSONValue] = [:], web: [String: JSONValue] = [:], telegram: [String: JSONValue] = [:],
+        liveActivity: [String: JSONValue]? = nil
+    ) {
+        self.id = id
+        self.namespace = namespace
+        self.type = type
+        self.title = title
+        self.body = body
+        self.severity = severity
+        self.url = url
+        self.tag = tag
+        self.data = data
+        self.actions = actions
+        self.badge = badge
+        self.ttl = ttl
+        self.priority = priority
+        self.android = android
+        self.ios = ios
+        self.web = web
+        self.telegram = telegram
+        self.liveActivity = liveActivity
+    }
+
+    /// The collapse identity: ``tag`` when present, else `<type>-<data.sessionId>`; cut to 64 bytes
+    /// on a UTF-8 boundary (the APNs collapse-id limit, which every channel shares).
+    public var collapseTag: String? {
+        let raw = tag ?? data["sessionId"].map { "\(type)-\($0)" }
+        return raw.map { CollapseID.truncate($0, maxBytes: 64) }
+    }
+}
+
+extension Notification {
+    /// Parses and validates the contract's notification JSON. Errors name the field.
+    public init(json: JSONValue) throws(ValidationError) {
+        guard let o = json.objectValue else { throw ValidationError(field: "notification", "must be a JSON object") }
+        let known: Set<String> = [
+            "id", "namespace", "type", "title", "body", "severity", "url", "tag", "data", "actions", "badge", "ttl",
+            "priority", "android", "ios", "web", "telegram", "liveActivity",
+        ]
+        for key in o.keys.sorted() where !known.contains(key) {
+            throw ValidationError(field: key, "unknown field")
+        }
+        func string(_ key: String, maxLength: Int = 8192) throws(ValidationError) -> String? {
+            guard let v = o[key], !v.isNull else { return nil }
+            guard let s = v.stringValue else { throw ValidationError(field: key, "must be a string, not \(v.kindName)") }
+            guard s.count <= maxLength else { throw ValidationError(field: key, "longer than \(maxLength) characters") }
+            return s
+        }
+        func object(_ key: String) throws(ValidationError) -> [String: JSONValue]? {
+            guard let v = o[key], !v.isNull else { return nil }
+            guard let obj = v.objectValue else { throw ValidationError(field: key, "must be an object, not \(v.kindName)") }
+            return obj
+        }
+        func integer(_ key: String, range: ClosedRange<Int>) throws(ValidationError) -> Int? {
+            guard let v = o[key], !v.isNull else { return nil }
+            guard let i = v.intValue else { throw ValidationError(field: key, "must be an integer, not \(v.kindName)") }
+            guard range.contains(i) else { throw ValidationError(field: key, "must be in \(range.lowerBound)...\(range.upperBound)") }
+            return i
+        }
+
+        let id = try string("id", maxLength: 128) ?? UUID().uuidString.lowercased()
+        guard !id.isEmpty else { throw ValidationError(field: "id", "must not be empty") }
+        let namespace = try string("namespace", maxLength: 128) ?? "default"
+        try Notification.validateName(namespace, field: "namespace")
+        let type = try string("type", maxLength: 128) ?? "notification"
+        try Notification.validateName(type, field: "type")
+
+        var severity: Severity?
+        if let s = try string("severity") {
+            guard let parsed = Severity(rawValue: s) else {
+                throw ValidationError(field: "severity", "must be one of info, success, warning, error")
+            }
+            severity = parsed
+        }
+        var priority: Priority?
+        if let p = try string("priority") {
+            guard let parsed = Priority(rawValue: p) else {
+                throw ValidationError(field: "priority", "must be one of high, normal, low")
+            }
+            priority = parsed
+        }
+        var data: [String: String] = [:]
+        for (k, v) in try object("data") ?? [:] {
+            guard let s = v.stringValue else { throw ValidationError(field: "data.\(k)", "must be a string, not \(v.kindName)") }
+            data[k] = s
+        }
+        var actions: [NotificationAction] = []
+        if let v = o["actions"], !v.isNull {
+            guard let list = v.arrayValue else { throw ValidationError(field: "actions", "must be an array") }
+            guard list.count <= 10 else { throw ValidationError(field: "actions", "at most 10 actions") }
+            var seen: Set<String> = []
+            for (i, item) in list.enumerated() {
+                let f = "actions[\(i)]"
+                guard let a = item.objectValue else { throw ValidationError(field: f, "must be an object") }
+                for key in a.keys.sorted() where !["id", "title", "destructive", "url"].contains(key) {
+                    throw ValidationError(field: "\(f).\(key)", "unknown field")
+                }
+                guard let aid = a["id"]?.stringValue, !aid.isEmpty, aid.utf8.count <= 64 else {
+                    throw ValidationError(field: "\(f).id", "required string of 1-64 bytes")
+                }
+                guard seen.insert(aid).inserted else { throw ValidationError(field: "\(f).id", "duplicate action id") }
+                guard let title = a["title"]?.stringValue, !title.isEmpty else {
+                    throw ValidationError(field: "\(f).title", "required non-empty string")
+                }
+                var destructive = false
+                if let d = a["destructive"], !d.isNull {
+                    guard let b = d.boolValue else { throw ValidationError(field: "\(f).destructive", "must be a boolean") }
+                    destructive = b
+                }
+                var url: String?
+                if let u = a["url"], !u.isNull {
+                    guard let s = u.stringValue else { throw ValidationError(field: "\(f).url", "must be a string") }
+                    url = s
+                }
+                actions.append(NotificationAction(id: aid, title: title, destructive: destructive, url: url))
+            }
+        }
+        var liveActivity: [String: JSONValue]?
+        if let la = try object("liveActivity") { liveActivity = la }
+
+        self.init(
+            id: id, namespace: namespace, type: type, title: try string("title"), body: try string("body"),
+            severity: severity, url: try string("url"), tag: try string("tag", maxLength: 256), data: data,
+            actions: actions, badge: try integer("badge", range: 0...99_999),
+            ttl: try integer("ttl", range: 0...(28 * 86_400)), priority: priority,
+            android: try object("android") ?? [:], ios: try object("ios") ?? [:], web: try object("web") ?? [:],
+            telegram: try object("telegram") ?? [:], liveActivity: liveActivity)
+        if title == nil, body == nil, liveActivity == nil {
+            throw ValidationError(field: "title", "a notification needs a title, a body or a liveActivity")
+        }
+    }
+
+    /// Parses notification JSON text.
+    public init(jsonText: String) throws(ValidationError) {
+        let value: JSONValue
+        do { value = try JSONValue.parse(jsonText) } catch { throw ValidationError(field: "notification", error.description) }
+        try self.init(json: value)
+    }
+
+    /// The notification as contract JSON (round-trips through ``init(json:)``).
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["id": .string(id), "namespace": .string(namespace), "type": .string(type)]
+        if let title { o["title"] = .string(title) }
+        if let body { o["body"] = .string(body) }
+        if let severity { o["severity"] = .string(severity.rawValue) }
+        if let url { o["url"] = .string(url) }
+        if let tag { o["tag"] = .string(tag) }
+        if !data.isEmpty { o["data"] = .object(data.mapValues { .string($0) }) }
+        if !actions.isEmpty {
+            o["actions"] = .array(
+                actions.map { a in
+                    var m: [String: JSONValue] = ["id": .string(a.id), "title": .string(a.title)]
+                    if a.destructive { m["destructive"] = .bool(true) }
+                    if let u = a.url { m["url"] = .string(u) }
+                    return .object(m)
+                })
+        }
+        if let badge { o["badge"] = .number(Double(badge)) }
+        if let ttl { o["ttl"] = .number(Double(ttl)) }
+        if let priority { o["priority"] = .string(priority.rawValue) }
+        if !android.isEmpty { o["android"] = .object(android) }
+        if !ios.isEmpty { o["ios"] = .object(ios) }
+        if !web.isEmpty { o["web"] = .object(web) }
+        if !telegram.isEmpty { o["telegram"] = .object(telegram) }
+        if let liveActivity { o["liveActivity"] = .object(liveActivity) }
+        return .object(o)
+    }
+
+    /// Names (namespace, type) are 1-128 characters of letters, digits, `.`, `_`, `-`.
+    static func validateName(_ s: String, field: String) throws(ValidationError) {
+        guard !s.isEmpty, s.utf8.count <= 128,
+            s.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) })
+        else { throw ValidationError(field: field, "must be 1-128 characters of A-Z a-z 0-9 . _ -") }
+    }
+}

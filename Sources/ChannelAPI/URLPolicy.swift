@@ -1,0 +1,39 @@
+import Foundation
+
+/// The rule for device-supplied URLs (Web Push endpoints, relay and push URLs, contract §6):
+/// they must be https and may not reach loopback or private addresses unless the channel lists
+/// the host in `allow-hosts:`.
+public enum URLPolicy {
+    /// Checks `url`; `field` names it in the error.
+    public static func check(_ url: String, field: String, allowHosts: [String]) throws(ValidationError) {
+        guard let comps = URLComponents(string: url), let host = comps.host?.lowercased(), !host.isEmpty else {
+            throw ValidationError(field: field, "not a valid URL")
+        }
+        let hostPort = comps.port.map { "\(host):\($0)" } ?? host
+        if allowHosts.contains(where: { $0.lowercased() == host || $0.lowercased() == hostPort }) { return }
+        guard comps.scheme?.lowercased() == "https" else { throw ValidationError(field: field, "must be an https URL") }
+        if isPrivate(host) {
+            throw ValidationError(field: field, "host \(host) is loopback or private; list it in allow-hosts to permit it")
+        }
+    }
+
+    /// Whether `host` names loopback, link-local, private or unspecified space.
+    public static func isPrivate(_ host: String) -> Bool {
+        let h = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if h == "localhost" || h.hasSuffix(".localhost") || h.hasSuffix(".local") || h.hasSuffix(".internal") { return true }
+        let parts = h.split(separator: ".").compactMap { UInt8($0) }
+        if parts.count == 4, h.split(separator: ".").count == 4 {
+            switch (parts[0], parts[1]) {
+            case (127, _), (10, _), (0, _), (169, 254), (192, 168), (100, 64...127): return true
+            case (172, 16...31): return true
+            default: return false
+            }
+        }
+        if h.contains(":") {
+            let l = h.lowercased()
+            return l == "::1" || l == "::" || l.hasPrefix("fe80") || l.hasPrefix("fc") || l.hasPrefix("fd")
+                || l.hasPrefix("::ffff:")
+        }
+        return false
+    }
+}

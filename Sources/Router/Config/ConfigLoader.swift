@@ -1,0 +1,317 @@
+import ChannelAPI
+import Foundation
+import HeraldYAML
+
+/// Reads YAML into a ``HeraldConfig``: schema checks, `${VAR}` expansion, positions on every error.
+/// Each channel's own keys are validated by its factory (see ``ChannelFactory``), which
+/// ``RouterGraph`` calls when it builds the channels.
+public enum ConfigLoader {
+    /// Keys every channel accepts; the router reads them, the factory gets the rest.
+    public static let commonChannelKeys: Set<String> = [
+        "type", "platforms", "enabled", "timeout", "retry", "badge", "allow-hosts",
+    ]
+
+    /// Loads and checks the config at `path`.
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment, registry: ChannelRegistry
+    ) throws(ConfigError) -> HeraldConfig {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigError(file: path, mark: nil, "cannot read config file: \(error.localizedDescription)")
+        }
+        let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return try parse(text, file: path, baseDirectory: base, environment: environment, registry: registry)
+    }
+
+    /// Parses config text. `file` is used in error positions; relative paths resolve against `baseDirectory`.
+    public static func parse(
+        _ text: String, file: String = "<config>", baseDirectory: String = FileManager.default.currentDirectoryPath,
+        environment: [String: String] = ProcessInfo.processInfo.environment, registry: ChannelRegistry
+    ) throws(ConfigError) -> HeraldConfig {
+        let root: YAMLNode?
+        do {
+            root = try YAMLParser.parse(text)
+        } catch {
+            throw ConfigError(file: file, mark: error.mark, error.message)
+        }
+        guard let root else { throw ConfigError(file: file, mark: nil, "the config is empty") }
+        let top = ConfigNode(yaml: root, file: file, environment: environment, baseDirectory: baseDirectory)
+        var reader = Reader(file: file, registry: registry, environment: environment)
+        return try reader.read(top)
+    }
+
+    struct Reader {
+        let file: String
+        let registry: ChannelRegistry
+        let environment: [String: String]
+        var warnings: [ConfigWarning] = []
+
+        mutating func read(_ top: ConfigNode) throws(ConfigError) -> HeraldConfig {
+            let entries = try top.mapping("the config")
+            let allowed: Set<String> = ["version", "store", "tls", "history", "log", "channels", "routes"]
+            var byKey: [String: (keyNode: ConfigNode, value: ConfigNode)] = [:]
+            for e in entries {
+                guard allowed.contains(e.key) else {
+                    throw e.keyNode.error("unknown key '\(e.key)' (expected one of \(allowed.sorted().joined(separator: ", ")))")
+                }
+                byKey[e.key] = (e.keyNode, e.value)
+            }
+            guard let v = byKey["version"] else { throw top.error("missing required key 'version' (use version: 1)") }
+            let version = try v.value.int("version")
+            guard version == 1 else { throw v.value.error("unsupported version \(version); this Herald reads version 1") }
+
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            let heraldHome = environment["HERALD_HOME"].map { ConfigNode.resolvePath($0, home: home, base: top.baseDirectory) } ?? home + "/.herald"
+            var storePath = heraldHome + "/herald.db"
+            if let s = byKey["store"]?.value, !s.isNull {
+                for e in try s.mapping("store") {
+                    switch e.key {
+                    case "path": storePath = try e.value.path("store.path")
+                    default: throw e.keyNode.error("unknown key '\(e.key)' in store (expected path)")
+                    }
+                }
+            }
+            var caFile: String?
+            if let t = byKey["tls"]?.value, !t.isNull {
+                for e in try t.mapping("tls") {
+                    switch e.key {
+                    case "ca-file":
+                        let p = try e.value.path("tls.ca-file")
+                        guard FileManager.default.isReadableFile(atPath: p) else {
+                            throw e.value.error("tls.ca-file \(p) cannot be read")
+                        }
+                        caFile = p
+                    default: throw e.keyNode.error("unknown key '\(e.key)' in tls (expected ca-file)")
+                    }
+                }
+            }
+            var retention: Duration = .seconds(30 * 86_400)
+            if let h = byKey["history"]?.value, !h.isNull {
+                for e in try h.mapping("history") {
+                    switch e.key {
+                    case "retention": retention = try e.value.duration("history.retention")
+                    default: throw e.keyNode.error("unknown key '\(e.key)' in history (expected retention)")
+                    }
+                }
+            }
+            var logLevel: LogLevel = .warning
+            if let l = byKey["log"]?.value, !l.isNull {
+                for e in try l.mapping("log") {
+                    switch e.key {
+                    case "level":
+                        let s = try e.value.string("log.level")
+                        guard let lv = LogLevel(rawValue: s) else {
+                            throw e.value.error("log.level must be one of debug, info, warning, error")
+                        }
+                        logLevel = lv
+                    default: throw e.keyNode.error("unknown key '\(e.key)' in log (expected level)")
+                    }
+                }
+            }
+            guard let ch = byKey["channels"] else { throw top.error("missing required key 'channels'") }
+            let channels = try readChannels(ch.value)
+            guard let r = byKey["routes"] else { throw top.error("missing required key 'routes'") }
+            let routes = try readRoutes(r.value, channels: channels)
+
+            // Unrouted channels are a warning: probably a typo or a forgotten route.
+            var routed: Set<String> = []
+            for step in routes.defaultRoute { routed.formUnion(step.deliver) }
+            for (_, steps) in routes.namespaces { for s in steps { routed.formUnion(s.deliver) } }
+            for c in channels where !routed.contains(c.name) {
+                warnings.append(ConfigWarning(file: file, mark: c.mark, "channel '\(c.name)' is defined but no route delivers to it"))
+            }
+            return HeraldConfig(
+                file: file, version: version, storePath: storePath, caFile: caFile, retention: retention,
+                logLevel: logLevel, channels: channels, routes: routes, warnings: warnings)
+        }
+
+        func readChannels(_ node: ConfigNode) throws(ConfigError) -> [ChannelSpec] {
+            var out: [ChannelSpec] = []
+            for e in try node.mapping("channels") {
+                try checkName(e.key, at: e.keyNode, what: "channel name")
+                out.append(try readChannel(name: e.key, keyNode: e.keyNode, node: e.value))
+            }
+            return out
+        }
+
+        func readChannel(name: String, keyNode: ConfigNode, node: ConfigNode) throws(ConfigError) -> ChannelSpec {
+            let entries = try node.mapping("channel \(name)")
+            var byKey: [String: ConfigNode] = [:]
+            for e in entries { byKey[e.key] = e.value }
+            guard let typeNode = byKey["type"] else { throw node.error("channel \(name): missing required key 'type'") }
+            let type = try typeNode.string("type")
+            guard let factory = registry.factory(for: type) else {
+                throw typeNode.error("unknown channel type '\(type)' (known: \(registry.types.joined(separator: ", ")))")
+            }
+            var platforms = factory.defaultPlatforms
+            if let p = byKey["platforms"] {
+                platforms = try p.stringList("platforms")
+                for (i, pl) in platforms.enumerated() {
+                    guard !pl.isEmpty, pl.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                        throw (try p.sequence("platforms"))[safe: i]?.error("invalid platform name '\(pl)'") ?? p.error("invalid platform name '\(pl)'")
+                    }
+                }
+                if factory.isSink, !platforms.isEmpty {
+                    throw p.error("channel \(name): a \(type) channel is a sink and serves no platforms")
+                }
+                if !factory.isSink, platforms.isEmpty { throw p.error("channel \(name): platforms must not be empty") }
+            }
+            let enabled = try byKey["enabled"].map { n throws(ConfigError) in try n.bool("enabled") } ?? true
+            let timeout = try byKey["timeout"].map { n throws(ConfigError) in try n.duration("timeout") } ?? .seconds(30)
+            guard timeout > .zero else { throw byKey["timeout"]!.error("timeout must be greater than zero") }
+            var retry = RetryPolicy.default
+            if let r = byKey["retry"] { retry = try readRetry(r) }
+            var badgePendingTags = false
+            if let b = byKey["badge"] {
+                let s = try b.string("badge")
+                switch s {
+                case "pending-tags": badgePendingTags = true
+                case "none": badgePendingTags = false
+                default: throw b.error("badge must be pending-tags or none, got \"\(s)\"")
+                }
+            }
+            let allowHosts = try byKey["allow-hosts"].map { n throws(ConfigError) in try n.stringList("allow-hosts") } ?? []
+            return ChannelSpec(
+                name: name, type: type, platforms: platforms, enabled: enabled, timeout: timeout, retry: retry,
+                badgePendingTags: badgePendingTags, allowHosts: allowHosts, mark: keyNode.mark, node: node)
+        }
+
+        func readRetry(_ node: ConfigNode) throws(ConfigError) -> RetryPolicy {
+            var policy = RetryPolicy.default
+            for e in try node.mapping("retry") {
+                switch e.key {
+                case "attempts":
+                    let a = try e.value.int("retry.attempts")
+                    guard (1...100).contains(a) else { throw e.value.error("retry.attempts must be in 1...100") }
+                    policy.maxAttempts = a
+                case "initial":
+                    policy.initialDelay = try e.value.duration("retry.initial")
+                case "max":
+                    policy.maxDelay = try e.value.duration("retry.max")
+                default:
+                    throw e.keyNode.error("unknown key '\(e.key)' in retry (expected attempts, initial, max)")
+                }
+            }
+            guard policy.initialDelay <= policy.maxDelay else { throw node.error("retry.initial must not exceed retry.max") }
+            return policy
+        }
+
+        func readRoutes(_ node: ConfigNode, channels: [ChannelSpec]) throws(ConfigError) -> RouteTable {
+            let names = Set(channels.map(\.name))
+            var table = RouteTable(defaultRoute: [], namespaces: [:])
+            var sawDefault = false
+            for e in try node.mapping("routes") {
+                switch e.key {
+                case "default":
+                    table.defaultRoute = try readSteps(e.value, route: "default", names: names)
+                    sawDefault = true
+                case "namespaces":
+                    for ns in try e.value.mapping("routes.namespaces") {
+                        try checkName(ns.key, at: ns.keyNode, what: "namespace")
+                        table.namespaces[ns.key] = try readSteps(ns.value, route: "namespaces.\(ns.key)", names: names)
+                    }
+                default:
+                    throw e.keyNode.error("unknown key '\(e.key)' in routes (expected default, namespaces)")
+                }
+            }
+            if !sawDefault { throw node.error("routes: missing required key 'default'") }
+            return table
+        }
+
+        func readSteps(_ node: ConfigNode, route: String, names: Set<String>) throws(ConfigError) -> [RouteStep] {
+            var steps: [RouteStep] = []
+            var earlier: Set<String> = []
+            for item in try node.sequence("route \(route)") {
+                let step = try readStep(item, names: names, earlier: earlier)
+                earlier.formUnion(step.deliver)
+                steps.append(step)
+            }
+            return steps
+        }
+
+        func readStep(_ node: ConfigNode, names: Set<String>, earlier: Set<String>) throws(ConfigError) -> RouteStep {
+            var step = RouteStep(deliver: [], mark: node.mark)
+            var sawDeliver = false
+            for e in try node.mapping("route step") {
+                switch e.key {
+                case "deliver":
+                    let items = e.value.yaml.scalar != nil ? [e.value] : try e.value.sequence("deliver")
+                    guard !items.isEmpty else { throw e.value.error("deliver must name at least one channel") }
+                    for item in items {
+                        let n = try item.string("deliver")
+                        guard names.contains(n) else {
+                            throw item.error("unknown channel '\(n)' (defined: \(names.sorted().joined(separator: ", ")))")
+                        }
+                        guard !step.deliver.contains(n) else { throw item.error("channel '\(n)' is listed twice") }
+                        step.deliver.append(n)
+                    }
+                    sawDeliver = true
+                case "mode":
+                    let m = try e.value.string("mode")
+                    guard let mode = RouteStep.Mode(rawValue: m) else { throw e.value.error("mode must be all or first, got \"\(m)\"") }
+                    step.mode = mode
+                case "when":
+                    for w in try e.value.mapping("when") {
+                        switch w.key {
+                        case "type": step.whenTypes = try w.value.stringList("when.type")
+                        case "severity":
+                            var sev: [Severity] = []
+                            let list = w.value.yaml.scalar != nil ? [w.value] : try w.value.sequence("when.severity")
+                            for s in list {
+                                let text = try s.string("when.severity")
+                                guard let v = Severity(rawValue: text) else {
+                                    throw s.error("unknown severity '\(text)' (expected info, success, warning, error)")
+                                }
+                                sev.append(v)
+                            }
+                            step.whenSeverities = sev
+                        default: throw w.keyNode.error("unknown key '\(w.key)' in when (expected type, severity)")
+                        }
+                    }
+                case "unless-delivered":
+                    if let s = e.value.yaml.scalar, s.value == "any" {
+                        step.unlessDelivered = .any
+                    } else {
+                        var list: [String] = []
+                        for item in try e.value.sequence("unless-delivered") {
+                            let n = try item.string("unless-delivered")
+                            guard names.contains(n) else { throw item.error("unknown channel '\(n)' in unless-delivered") }
+                            if !earlier.contains(n) {
+                                throw item.error("unless-delivered names '\(n)', which no earlier step of this route delivers to")
+                            }
+                            list.append(n)
+                        }
+                        step.unlessDelivered = .channels(list)
+                    }
+                case "unless-registered":
+                    for item in try e.value.sequence("unless-registered") {
+                        let n = try item.string("unless-registered")
+                        guard names.contains(n) else { throw item.error("unknown channel '\(n)' in unless-registered") }
+                        step.unlessRegistered.append(n)
+                    }
+                case "timeout":
+                    step.timeout = try e.value.duration("timeout")
+                case "cooldown":
+                    step.cooldown = try e.value.duration("cooldown")
+                default:
+                    throw e.keyNode.error(
+                        "unknown key '\(e.key)' in route step (expected deliver, mode, when, unless-delivered, unless-registered, timeout, cooldown)")
+                }
+            }
+            guard sawDeliver else { throw node.error("route step: missing required key 'deliver'") }
+            return step
+        }
+
+        func checkName(_ name: String, at node: ConfigNode, what: String) throws(ConfigError) {
+            guard !name.isEmpty, name.count <= 64,
+                name.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "_" || $0 == "." })
+            else { throw node.error("invalid \(what) '\(name)' (letters, digits, '.', '-', '_')") }
+        }
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}

@@ -1,0 +1,123 @@
+import ChannelAPI
+import HeraldYAML
+
+/// The typed, validated channel graph loaded from YAML (contract §6).
+public struct HeraldConfig: Sendable {
+    /// The file it came from (`<config>` for in-memory text).
+    public var file: String
+    /// Schema version; only 1 exists.
+    public var version: Int
+    /// SQLite database path.
+    public var storePath: String
+    /// Extra trusted CA bundle for outgoing TLS.
+    public var caFile: String?
+    /// How long notifications and their history are kept.
+    public var retention: Duration
+    /// The lowest level logged to stderr.
+    public var logLevel: LogLevel
+    /// Channels by name, in file order.
+    public var channels: [ChannelSpec]
+    /// The routes.
+    public var routes: RouteTable
+    /// Non-fatal findings.
+    public var warnings: [ConfigWarning]
+
+    /// The channel named `name`.
+    public func channel(_ name: String) -> ChannelSpec? { channels.first { $0.name == name } }
+}
+
+/// One channel's shared settings; the type-specific keys were read by its factory.
+public struct ChannelSpec: Sendable {
+    /// Name under `channels:`.
+    public var name: String
+    /// `type:`.
+    public var type: String
+    /// Platforms served (empty for sinks).
+    public var platforms: [String]
+    /// `enabled:`; a disabled channel stays in the graph but delivers nothing.
+    public var enabled: Bool
+    /// Per-channel timeout for one delivery call.
+    public var timeout: Duration
+    /// Retry policy.
+    public var retry: RetryPolicy
+    /// Whether the channel gets the namespace's pending-tags badge.
+    public var badgePendingTags: Bool
+    /// Hosts allowed for device-supplied URLs.
+    public var allowHosts: [String]
+    /// Where the channel is defined.
+    public var mark: YAMLMark
+    /// The channel's whole node, for its factory.
+    public var node: ConfigNode
+
+    /// Whether this channel has no devices (log, webhook).
+    public var isSink: Bool { platforms.isEmpty }
+}
+
+/// Routes per namespace, with `default` as the fallback.
+public struct RouteTable: Sendable {
+    /// `routes.default`.
+    public var defaultRoute: [RouteStep]
+    /// `routes.namespaces.<ns>`.
+    public var namespaces: [String: [RouteStep]]
+
+    /// The steps for `namespace` and the route's name (`default` or `namespaces.<ns>`).
+    public func route(for namespace: String) -> (name: String, steps: [RouteStep]) {
+        if let steps = namespaces[namespace] { return ("namespaces.\(namespace)", steps) }
+        return ("default", defaultRoute)
+    }
+}
+
+/// One step of a route.
+public struct RouteStep: Sendable, Equatable {
+    /// How the channels of a step combine.
+    public enum Mode: String, Sendable {
+        /// Deliver through every channel (concurrently).
+        case all
+        /// Try channels in order; stop at the first that delivers to at least one device.
+        case first
+    }
+
+    /// What `unless-delivered` names.
+    public enum UnlessDelivered: Sendable, Equatable {
+        /// Any channel of an earlier step.
+        case any
+        /// One of these channels.
+        case channels([String])
+    }
+
+    /// `deliver:` channel names, in order.
+    public var deliver: [String]
+    /// `mode:`.
+    public var mode: Mode
+    /// `when: { type: [...] }`; nil = any.
+    public var whenTypes: [String]?
+    /// `when: { severity: [...] }`; nil = any.
+    public var whenSeverities: [Severity]?
+    /// `unless-delivered:`.
+    public var unlessDelivered: UnlessDelivered?
+    /// `unless-registered:`.
+    public var unlessRegistered: [String]
+    /// `timeout:` for the whole step.
+    public var timeout: Duration?
+    /// `cooldown:`: drop a repeat of the same tag within this window.
+    public var cooldown: Duration?
+    /// Where the step is defined.
+    public var mark: YAMLMark
+
+    /// Creates a step.
+    public init(
+        deliver: [String], mode: Mode = .all, whenTypes: [String]? = nil, whenSeverities: [Severity]? = nil,
+        unlessDelivered: UnlessDelivered? = nil, unlessRegistered: [String] = [], timeout: Duration? = nil,
+        cooldown: Duration? = nil, mark: YAMLMark = YAMLMark(line: 0, column: 0)
+    ) {
+        self.deliver = deliver
+        self.mode = mode
+        self.whenTypes = whenTypes
+        self.whenSeverities = whenSeverities
+        self.unlessDelivered = unlessDelivered
+        self.unlessRegistered = unlessRegistered
+        self.timeout = timeout
+        self.cooldown = cooldown
+        self.mark = mark
+    }
+}

@@ -1,0 +1,62 @@
+import ChannelAPI
+
+/// Facts about the world the planner needs, gathered by the router from the store.
+public struct PlanningFacts: Sendable {
+    /// Every device registered in the notification's namespace.
+    public var devices: [Device]
+    /// Step indexes whose `cooldown:` window already saw this notification's tag.
+    public var cooledDownSteps: Set<Int>
+
+    /// Creates facts.
+    public init(devices: [Device], cooledDownSteps: Set<Int> = []) {
+        self.devices = devices
+        self.cooledDownSteps = cooledDownSteps
+    }
+}
+
+/// Turns (config × notification × facts) into a ``DeliveryPlan``. Pure: no I/O, no clock.
+public enum Planner {
+    /// Plans `notification` under `config`.
+    public static func plan(_ notification: Notification, config: HeraldConfig, facts: PlanningFacts) -> DeliveryPlan {
+        let (routeName, steps) = config.routes.route(for: notification.namespace)
+        let devices = facts.devices.filter { $0.namespace == notification.namespace }
+        var planned: [PlannedStep] = []
+        for (i, step) in steps.enumerated() {
+            var applies = true
+            var why: String?
+            if let types = step.whenTypes, !types.contains(notification.type) {
+                applies = false
+                why = "when type is \(types.joined(separator: "|")), not \(notification.type)"
+            } else if let sev = step.whenSeverities {
+                if let s = notification.severity, sev.contains(s) {
+                } else {
+                    applies = false
+                    why = "when severity is \(sev.map(\.rawValue).joined(separator: "|")), not \(notification.severity?.rawValue ?? "unset")"
+                }
+            }
+            var suppression: String?
+            if applies, !step.unlessRegistered.isEmpty {
+                let hits = step.unlessRegistered.filter { name in
+                    guard let spec = config.channel(name), spec.enabled, !spec.isSink else { return false }
+                    return devices.contains { spec.platforms.contains($0.platform) }
+                }
+                if !hits.isEmpty { suppression = "unless-registered: \(hits.joined(separator: ", "))" }
+            }
+            if applies, suppression == nil, let cd = step.cooldown, facts.cooledDownSteps.contains(i) {
+                suppression = "cooldown: tag \(notification.collapseTag ?? "") seen within \(cd.milliseconds)ms"
+            }
+            let channels = step.deliver.compactMap { name -> PlannedChannel? in
+                guard let spec = config.channel(name) else { return nil }
+                let served = spec.isSink ? [] : devices.filter { spec.platforms.contains($0.platform) }
+                return PlannedChannel(name: name, type: spec.type, enabled: spec.enabled, isSink: spec.isSink, devices: served)
+            }
+            planned.append(
+                PlannedStep(
+                    index: i, mode: step.mode, applies: applies, notApplicableReason: why, suppression: suppression,
+                    unlessDelivered: step.unlessDelivered, timeout: step.timeout, channels: channels))
+        }
+        return DeliveryPlan(
+            notificationId: notification.id, namespace: notification.namespace, type: notification.type,
+            severity: notification.severity, route: routeName, steps: planned)
+    }
+}

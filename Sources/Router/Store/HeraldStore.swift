@@ -1,0 +1,89 @@
+import ChannelAPI
+import Foundation
+
+/// Everything Herald persists: devices, notifications and their outbox, attempts, lifecycle
+/// events, channel state, badge tags and cooldowns. ``SQLiteStore`` is the embedded default; a
+/// server database can implement the same protocol.
+public protocol HeraldStore: Sendable {
+    // MARK: Devices
+    /// Inserts or replaces the device with key (namespace, deviceId, platform); any other
+    /// registration with the same address (token, endpoint, chat) is removed, in one transaction.
+    func upsertDevice(_ device: Device, now: Date) throws -> UpsertResult
+    /// Removes by key; `platform` nil removes every platform of that device id. Returns the count.
+    func removeDevice(namespace: String, deviceId: String, platform: String?) throws -> Int
+    /// Removes every registration with this address (token) in `namespace`. Returns the count.
+    func removeDevice(namespace: String, address: String) throws -> Int
+    /// Devices, optionally of one namespace, ordered by namespace, deviceId, platform.
+    func devices(namespace: String?) throws -> [Device]
+    /// One device.
+    func device(namespace: String, deviceId: String, platform: String) throws -> Device?
+
+    // MARK: Notifications and outbox
+    /// Persists a notification and every planned delivery in one transaction, before any attempt.
+    func insertNotification(_ notification: Notification, deliveries: [DeliveryRecord], now: Date) throws
+    /// A stored notification.
+    func notification(id: String) throws -> (Notification, createdAt: Date)?
+    /// The deliveries of a notification, ordered by step, position, device.
+    func deliveries(notificationId: String) throws -> [DeliveryRecord]
+    /// Claims the `pending` deliveries of one (notification, step, channel) for `owner` until
+    /// `until` and returns them. Rows leased by another live owner are skipped.
+    func claimPending(notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date) throws
+        -> [DeliveryRecord]
+    /// Claims up to `limit` `retry` deliveries due at `now`.
+    func claimDue(owner: String, until: Date, now: Date, limit: Int) throws -> [DeliveryRecord]
+    /// Marks deliveries `suppressed` with `reason` (only those still `pending`).
+    func suppress(deliveryIds: [String], reason: String, now: Date) throws
+    /// Applies attempt results, removing dead devices in the same transaction. Returns the removed devices.
+    func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device]
+    /// Notifications with `pending` deliveries not leased by a live owner (crash recovery).
+    func notificationsWithPendingDeliveries(now: Date) throws -> [String]
+    /// Releases leases held by owners that are no longer running.
+    func releaseLeases(ownedBy owners: [String]) throws
+    /// Distinct current lease owners.
+    func leaseOwners() throws -> [String]
+    /// The earliest `nextAttemptAt` of any `retry` delivery.
+    func nextDueTime() throws -> Date?
+    /// Counts of deliveries by state (for drain progress and tests).
+    func deliveryCounts() throws -> [DeliveryState: Int]
+
+    // MARK: Lifecycle and history
+    /// Records an event; throws ``StoreError/unknownNotification(_:)`` for an unknown id.
+    func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent
+    /// Events of a notification, oldest first.
+    func events(notificationId: String) throws -> [LifecycleEvent]
+    /// Notifications with deliveries and events, newest first.
+    func history(namespace: String?, id: String?, limit: Int) throws -> [HistoryEntry]
+    /// Deletes notifications (and their deliveries and events) created before `date` that have no
+    /// pending or retry deliveries. Returns the count.
+    func purge(before date: Date) throws -> Int
+
+    // MARK: Channel state, badges, cooldowns
+    /// The key/value area of one channel.
+    func channelState(_ channel: String) -> any ChannelStateStore
+    /// Adds a tag to the namespace's pending set.
+    func addBadgeTag(namespace: String, tag: String, now: Date) throws
+    /// Distinct pending tags of the namespace.
+    func pendingTagCount(namespace: String) throws -> Int
+    /// Clears the namespace's pending tags (an engagement signal).
+    func clearBadge(namespace: String) throws
+    /// For each (key, window): true when `tag` was seen under that key within the window. Keys not
+    /// hit are stamped with `now`, so the next repeat within the window is a hit.
+    func touchCooldowns(namespace: String, tag: String, keys: [(key: String, window: Duration)], now: Date) throws
+        -> Set<String>
+}
+
+/// Store failures that are not SQLite errors.
+public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// No notification with this id.
+    case unknownNotification(String)
+    /// Stored data could not be decoded.
+    case corrupt(String)
+
+    /// A readable message.
+    public var description: String {
+        switch self {
+        case .unknownNotification(let id): "unknown notification \(id)"
+        case .corrupt(let what): "corrupt store data: \(what)"
+        }
+    }
+}

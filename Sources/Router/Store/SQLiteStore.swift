@@ -1,0 +1,478 @@
+import ChannelAPI
+import Foundation
+import HeraldSQLite
+
+/// The embedded default store: one SQLite file in WAL mode.
+public final class SQLiteStore: HeraldStore {
+    let db: SQLiteDatabase
+
+    /// Opens (creating and migrating) the database at `path`; ":memory:" works for tests.
+    public init(path: String) throws {
+        db = try SQLiteDatabase(path: path)
+        try db.migrate(SQLiteStore.migrations)
+    }
+
+    /// Closes the database.
+    public func close() { db.close() }
+
+    static let migrations: [SQLiteMigration] = [
+        SQLiteMigration(
+            version: 1,
+            sql: """
+                CREATE TABLE devices(
+                  namespace TEXT NOT NULL, device_id TEXT NOT NULL, platform TEXT NOT NULL,
+                  address TEXT, fields TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+                  PRIMARY KEY(namespace, device_id, platform));
+                CREATE INDEX devices_address ON devices(address);
+                CREATE TABLE notifications(
+                  id TEXT PRIMARY KEY, namespace TEXT NOT NULL, type TEXT NOT NULL, tag TEXT,
+                  body TEXT NOT NULL, created_at INTEGER NOT NULL);
+                CREATE INDEX notifications_namespace ON notifications(namespace, created_at);
+                CREATE TABLE deliveries(
+                  id TEXT PRIMARY KEY,
+                  notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                  step INTEGER NOT NULL, position INTEGER NOT NULL, channel TEXT NOT NULL,
+                  device_id TEXT, platform TEXT, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+                  next_attempt_at INTEGER, status INTEGER, reason TEXT, provider_id TEXT, details TEXT,
+                  lease_owner TEXT, lease_until INTEGER, updated_at INTEGER NOT NULL);
+                CREATE INDEX deliveries_notification ON deliveries(notification_id, step, channel);
+                CREATE INDEX deliveries_due ON deliveries(state, next_attempt_at);
+                CREATE TABLE attempts(
+                  delivery_id TEXT NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+                  attempt INTEGER NOT NULL, at INTEGER NOT NULL, outcome TEXT NOT NULL, status INTEGER, reason TEXT,
+                  PRIMARY KEY(delivery_id, attempt));
+                CREATE TABLE events(
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                  kind TEXT NOT NULL, action_id TEXT, action_data TEXT, device_id TEXT, at INTEGER NOT NULL);
+                CREATE INDEX events_notification ON events(notification_id);
+                CREATE TABLE channel_state(
+                  channel TEXT NOT NULL, key TEXT NOT NULL, value BLOB, updated_at INTEGER NOT NULL,
+                  PRIMARY KEY(channel, key));
+                CREATE TABLE badge_tags(
+                  namespace TEXT NOT NULL, tag TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY(namespace, tag));
+                CREATE TABLE cooldowns(
+                  namespace TEXT NOT NULL, step_key TEXT NOT NULL, tag TEXT NOT NULL, at INTEGER NOT NULL,
+                  PRIMARY KEY(namespace, step_key, tag));
+                """)
+    ]
+
+    // MARK: Encoding helpers
+
+    static func ms(_ d: Date) -> SQLiteValue { .integer(d.millisecondsSince1970) }
+    static func date(_ v: SQLiteValue) -> Date? {
+        if case .integer(let i) = v { return Date(timeIntervalSince1970: Double(i) / 1000) }
+        return nil
+    }
+    static func text(_ s: String?) -> SQLiteValue { s.map { .text($0) } ?? .null }
+    static func int(_ i: Int?) -> SQLiteValue { i.map { .integer(Int64($0)) } ?? .null }
+
+    static func decodeDevice(_ row: SQLiteRow) throws -> Device {
+        guard let ns = row.string("namespace"), let id = row.string("device_id"), let p = row.string("platform"),
+            let f = row.string("fields"), let fields = try? JSONValue.parse(f).objectValue
+        else { throw StoreError.corrupt("device row") }
+        return Device(namespace: ns, deviceId: id, platform: p, fields: fields)
+    }
+
+    static func decodeDelivery(_ row: SQLiteRow) throws -> DeliveryRecord {
+        guard let id = row.string("id"), let nid = row.string("notification_id"), let step = row.int("step"),
+            let pos = row.int("position"), let channel = row.string("channel"),
+            let stateText = row.string("state"), let state = DeliveryState(rawValue: stateText),
+            let updated = date(row["updated_at"])
+        else { throw StoreError.corrupt("delivery row") }
+        return DeliveryRecord(
+            id: id, notificationId: nid, step: Int(step), position: Int(pos), channel: channel,
+            deviceId: row.string("device_id"), platform: row.string("platform"), state: state,
+            attempts: Int(row.int("attempts") ?? 0), nextAttemptAt: date(row["next_attempt_at"]),
+            status: row.int("status").map { Int($0) }, reason: row.string("reason"),
+            providerMessageId: row.string("provider_id"), updatedAt: updated)
+    }
+
+    // MARK: Devices
+
+    public func upsertDevice(_ device: Device, now: Date) throws -> UpsertResult {
+        try db.transaction { c in
+            var moved: [String] = []
+            if let address = device.address {
+                let others = try c.query(
+                    "SELECT namespace, device_id, platform FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
+                    [.text(address), .text(device.namespace), .text(device.deviceId), .text(device.platform)])
+                for o in others {
+                    moved.append("\(o.string("namespace") ?? "")/\(o.string("device_id") ?? "")/\(o.string("platform") ?? "")")
+                }
+                try c.run(
+                    "DELETE FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
+                    [.text(address), .text(device.namespace), .text(device.deviceId), .text(device.platform)])
+            }
+            let existing = try c.queryOne(
+                "SELECT created_at FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
+                [.text(device.namespace), .text(device.deviceId), .text(device.platform)])
+            try c.run(
+                """
+                INSERT INTO devices(namespace, device_id, platform, address, fields, created_at, updated_at)
+                VALUES(?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(namespace, device_id, platform) DO UPDATE SET
+                  address = excluded.address, fields = excluded.fields, updated_at = excluded.updated_at
+                """,
+                [
+                    .text(device.namespace), .text(device.deviceId), .text(device.platform),
+                    SQLiteStore.text(device.address), .text(JSONValue.object(device.fields).canonicalString),
+                    SQLiteStore.ms(now), SQLiteStore.ms(now),
+                ])
+            return UpsertResult(created: existing == nil, moved: moved)
+        }
+    }
+
+    public func removeDevice(namespace: String, deviceId: String, platform: String?) throws -> Int {
+        try db.withConnection { c in
+            if let platform {
+                try c.run(
+                    "DELETE FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
+                    [.text(namespace), .text(deviceId), .text(platform)])
+            } else {
+                try c.run("DELETE FROM devices WHERE namespace = ? AND device_id = ?", [.text(namespace), .text(deviceId)])
+            }
+            return c.changes
+        }
+    }
+
+    public func removeDevice(namespace: String, address: String) throws -> Int {
+        try db.withConnection { c in
+            try c.run("DELETE FROM devices WHERE namespace = ? AND address = ?", [.text(namespace), .text(address)])
+            return c.changes
+        }
+    }
+
+    public func devices(namespace: String?) throws -> [Device] {
+        let rows =
+            if let namespace {
+                try db.query(
+                    "SELECT * FROM devices WHERE namespace = ? ORDER BY device_id, platform", [.text(namespace)])
+            } else {
+                try db.query("SELECT * FROM devices ORDER BY namespace, device_id, platform")
+            }
+        return try rows.map(SQLiteStore.decodeDevice)
+    }
+
+    public func device(namespace: String, deviceId: String, platform: String) throws -> Device? {
+        try db.query(
+            "SELECT * FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
+            [.text(namespace), .text(deviceId), .text(platform)]
+        ).first.map(SQLiteStore.decodeDevice)
+    }
+
+    // MARK: Notifications and outbox
+
+    public func insertNotification(_ notification: Notification, deliveries: [DeliveryRecord], now: Date) throws {
+        try db.transaction { c in
+            try c.run(
+                "INSERT INTO notifications(id, namespace, type, tag, body, created_at) VALUES(?, ?, ?, ?, ?, ?)",
+                [
+                    .text(notification.id), .text(notification.namespace), .text(notification.type),
+                    SQLiteStore.text(notification.collapseTag), .text(notification.json.canonicalString),
+                    SQLiteStore.ms(now),
+                ])
+            for d in deliveries {
+                try c.run(
+                    """
+                    INSERT INTO deliveries(id, notification_id, step, position, channel, device_id, platform, state,
+                      attempts, reason, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+                    """,
+                    [
+                        .text(d.id), .text(d.notificationId), .integer(Int64(d.step)), .integer(Int64(d.position)),
+                        .text(d.channel), SQLiteStore.text(d.deviceId), SQLiteStore.text(d.platform),
+                        .text(d.state.rawValue), SQLiteStore.text(d.reason), SQLiteStore.ms(now),
+                    ])
+            }
+        }
+    }
+
+    public func notification(id: String) throws -> (Notification, createdAt: Date)? {
+        guard let row = try db.query("SELECT body, created_at FROM notifications WHERE id = ?", [.text(id)]).first else {
+            return nil
+        }
+        guard let body = row.string("body"), let n = try? Notification(jsonText: body),
+            let at = SQLiteStore.date(row["created_at"])
+        else { throw StoreError.corrupt("notification \(id)") }
+        return (n, at)
+    }
+
+    public func deliveries(notificationId: String) throws -> [DeliveryRecord] {
+        try db.query(
+            "SELECT * FROM deliveries WHERE notification_id = ? ORDER BY step, position, device_id, platform",
+            [.text(notificationId)]
+        ).map(SQLiteStore.decodeDelivery)
+    }
+
+    public func claimPending(
+        notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date
+    ) throws -> [DeliveryRecord] {
+        try db.transaction { c in
+            try c.query(
+                """
+                UPDATE deliveries SET lease_owner = ?, lease_until = ?
+                WHERE notification_id = ? AND step = ? AND channel = ? AND state = 'pending'
+                  AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)
+                RETURNING *
+                """,
+                [
+                    .text(owner), SQLiteStore.ms(until), .text(notificationId), .integer(Int64(step)), .text(channel),
+                    .text(owner), SQLiteStore.ms(now),
+                ]
+            ).map(SQLiteStore.decodeDelivery)
+        }
+    }
+
+    public func claimDue(owner: String, until: Date, now: Date, limit: Int) throws -> [DeliveryRecord] {
+        try db.transaction { c in
+            try c.query(
+                """
+                UPDATE deliveries SET lease_owner = ?, lease_until = ?
+                WHERE id IN (
+                  SELECT id FROM deliveries WHERE state = 'retry' AND next_attempt_at <= ?
+                    AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)
+                  ORDER BY next_attempt_at LIMIT ?)
+                RETURNING *
+                """,
+                [
+                    .text(owner), SQLiteStore.ms(until), SQLiteStore.ms(now), .text(owner), SQLiteStore.ms(now),
+                    .integer(Int64(limit)),
+                ]
+            ).map(SQLiteStore.decodeDelivery)
+        }
+    }
+
+    public func suppress(deliveryIds: [String], reason: String, now: Date) throws {
+        guard !deliveryIds.isEmpty else { return }
+        try db.transaction { c in
+            for id in deliveryIds {
+                try c.run(
+                    "UPDATE deliveries SET state = 'suppressed', reason = ?, lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND state = 'pending'",
+                    [.text(reason), SQLiteStore.ms(now), .text(id)])
+            }
+        }
+    }
+
+    public func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
+        guard !attempts.isEmpty else { return [] }
+        return try db.transaction { c in
+            var removed: [Device] = []
+            for a in attempts {
+                let details = a.details.isEmpty ? SQLiteValue.null : .text(JSONValue.object(a.details.mapValues { .string($0) }).canonicalString)
+                try c.run(
+                    """
+                    UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, status = ?, reason = ?,
+                      provider_id = COALESCE(?, provider_id), details = COALESCE(?, details),
+                      lease_owner = NULL, lease_until = NULL, updated_at = ?
+                    WHERE id = ?
+                    """,
+                    [
+                        .text(a.state.rawValue), .integer(Int64(a.attempt)),
+                        a.nextAttemptAt.map(SQLiteStore.ms) ?? .null, SQLiteStore.int(a.status),
+                        SQLiteStore.text(a.reason), SQLiteStore.text(a.providerMessageId), details,
+                        SQLiteStore.ms(now), .text(a.deliveryId),
+                    ])
+                try c.run(
+                    "INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason) VALUES(?, ?, ?, ?, ?, ?)",
+                    [
+                        .text(a.deliveryId), .integer(Int64(a.attempt)), SQLiteStore.ms(now), .text(a.state.rawValue),
+                        SQLiteStore.int(a.status), SQLiteStore.text(a.reason),
+                    ])
+                if a.state == .dead, let r = a.removeDevice {
+                    let rows = try c.query(
+                        "SELECT * FROM devices WHERE namespace = ? AND device_id = ? AND platform = ? AND (? IS NULL OR address IS ?)",
+                        [.text(r.namespace), .text(r.deviceId), .text(r.platform), SQLiteStore.text(r.address), SQLiteStore.text(r.address)])
+                    for row in rows { removed.append(try SQLiteStore.decodeDevice(row)) }
+                    try c.run(
+                        "DELETE FROM devices WHERE namespace = ? AND device_id = ? AND platform = ? AND (? IS NULL OR address IS ?)",
+                        [.text(r.namespace), .text(r.deviceId), .text(r.platform), SQLiteStore.text(r.address), SQLiteStore.text(r.address)])
+                }
+            }
+            return removed
+        }
+    }
+
+    public func notificationsWithPendingDeliveries(now: Date) throws -> [String] {
+        try db.query(
+            """
+            SELECT DISTINCT d.notification_id AS id, n.created_at FROM deliveries d JOIN notifications n ON n.id = d.notification_id
+            WHERE d.state = 'pending' AND (d.lease_owner IS NULL OR d.lease_until < ?) ORDER BY n.created_at
+            """, [SQLiteStore.ms(now)]
+        ).compactMap { $0.string("id") }
+    }
+
+    public func releaseLeases(ownedBy owners: [String]) throws {
+        try db.transaction { c in
+            for o in owners {
+                try c.run("UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", [.text(o)])
+            }
+        }
+    }
+
+    public func leaseOwners() throws -> [String] {
+        try db.query("SELECT DISTINCT lease_owner FROM deliveries WHERE lease_owner IS NOT NULL").compactMap {
+            $0.string("lease_owner")
+        }
+    }
+
+    public func nextDueTime() throws -> Date? {
+        try db.query("SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE state = 'retry'").first.flatMap {
+            SQLiteStore.date($0["t"])
+        }
+    }
+
+    public func deliveryCounts() throws -> [DeliveryState: Int] {
+        var out: [DeliveryState: Int] = [:]
+        for row in try db.query("SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state") {
+            if let s = row.string("state").flatMap(DeliveryState.init(rawValue:)) { out[s] = Int(row.int("n") ?? 0) }
+        }
+        return out
+    }
+
+    // MARK: Lifecycle and history
+
+    public func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent {
+        try db.transaction { c in
+            guard try c.queryOne("SELECT 1 FROM notifications WHERE id = ?", [.text(event.notificationId)]) != nil else {
+                throw StoreError.unknownNotification(event.notificationId)
+            }
+            let data = event.actionData.isEmpty ? SQLiteValue.null : .text(JSONValue.object(event.actionData.mapValues { .string($0) }).canonicalString)
+            try c.run(
+                "INSERT INTO events(notification_id, kind, action_id, action_data, device_id, at) VALUES(?, ?, ?, ?, ?, ?)",
+                [
+                    .text(event.notificationId), .text(event.kind.rawValue), SQLiteStore.text(event.actionId), data,
+                    SQLiteStore.text(event.deviceId), SQLiteStore.ms(event.at),
+                ])
+            var stored = event
+            stored.id = c.lastInsertRowID
+            return stored
+        }
+    }
+
+    public func events(notificationId: String) throws -> [LifecycleEvent] {
+        try db.query("SELECT * FROM events WHERE notification_id = ? ORDER BY id", [.text(notificationId)]).map { row in
+            guard let kind = row.string("kind").flatMap(ChannelEvent.Kind.init(rawValue:)),
+                let at = SQLiteStore.date(row["at"])
+            else { throw StoreError.corrupt("event row") }
+            var data: [String: String] = [:]
+            if let d = row.string("action_data"), let o = try? JSONValue.parse(d).objectValue {
+                for (k, v) in o { data[k] = v.stringValue ?? "" }
+            }
+            return LifecycleEvent(
+                id: row.int("id") ?? 0, notificationId: notificationId, kind: kind, actionId: row.string("action_id"),
+                actionData: data, deviceId: row.string("device_id"), at: at)
+        }
+    }
+
+    public func history(namespace: String?, id: String?, limit: Int) throws -> [HistoryEntry] {
+        var sql = "SELECT id FROM notifications"
+        var args: [SQLiteValue] = []
+        var conds: [String] = []
+        if let namespace {
+            conds.append("namespace = ?")
+            args.append(.text(namespace))
+        }
+        if let id {
+            conds.append("id = ?")
+            args.append(.text(id))
+        }
+        if !conds.isEmpty { sql += " WHERE " + conds.joined(separator: " AND ") }
+        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        args.append(.integer(Int64(limit)))
+        return try db.query(sql, args).compactMap { row -> HistoryEntry? in
+            guard let nid = row.string("id"), let (n, at) = try notification(id: nid) else { return nil }
+            return HistoryEntry(
+                notification: n, createdAt: at, deliveries: try deliveries(notificationId: nid),
+                events: try events(notificationId: nid))
+        }
+    }
+
+    public func purge(before date: Date) throws -> Int {
+        try db.transaction { c in
+            try c.run(
+                """
+                DELETE FROM notifications WHERE created_at < ? AND NOT EXISTS (
+                  SELECT 1 FROM deliveries d WHERE d.notification_id = notifications.id AND d.state IN ('pending', 'retry'))
+                """, [SQLiteStore.ms(date)])
+            return c.changes
+        }
+    }
+
+    // MARK: Channel state, badges, cooldowns
+
+    public func channelState(_ channel: String) -> any ChannelStateStore {
+        SQLiteChannelState(db: db, channel: channel)
+    }
+
+    public func addBadgeTag(namespace: String, tag: String, now: Date) throws {
+        try db.run(
+            "INSERT INTO badge_tags(namespace, tag, at) VALUES(?, ?, ?) ON CONFLICT(namespace, tag) DO UPDATE SET at = excluded.at",
+            [.text(namespace), .text(tag), SQLiteStore.ms(now)])
+    }
+
+    public func pendingTagCount(namespace: String) throws -> Int {
+        Int(try db.query("SELECT COUNT(*) AS n FROM badge_tags WHERE namespace = ?", [.text(namespace)]).first?.int("n") ?? 0)
+    }
+
+    public func clearBadge(namespace: String) throws {
+        try db.run("DELETE FROM badge_tags WHERE namespace = ?", [.text(namespace)])
+    }
+
+    public func touchCooldowns(namespace: String, tag: String, keys: [(key: String, window: Duration)], now: Date) throws
+        -> Set<String>
+    {
+        try db.transaction { c in
+            var hits: Set<String> = []
+            for (key, window) in keys {
+                let row = try c.queryOne(
+                    "SELECT at FROM cooldowns WHERE namespace = ? AND step_key = ? AND tag = ?",
+                    [.text(namespace), .text(key), .text(tag)])
+                if let at = row.flatMap({ SQLiteStore.date($0["at"]) }), now.timeIntervalSince(at) < window.timeInterval {
+                    hits.insert(key)
+                } else {
+                    try c.run(
+                        "INSERT OR REPLACE INTO cooldowns(namespace, step_key, tag, at) VALUES(?, ?, ?, ?)",
+                        [.text(namespace), .text(key), .text(tag), SQLiteStore.ms(now)])
+                }
+            }
+            return hits
+        }
+    }
+}
+
+/// One channel's slice of the `channel_state` table.
+struct SQLiteChannelState: ChannelStateStore {
+    let db: SQLiteDatabase
+    let channel: String
+
+    func value(forKey key: String) throws -> [UInt8]? {
+        try db.query("SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)]).first?
+            .blob("value")
+    }
+
+    func setValue(_ value: [UInt8]?, forKey key: String) throws {
+        if let value {
+            try db.run(
+                "INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at) VALUES(?, ?, ?, ?)",
+                [.text(channel), .text(key), .blob(value), SQLiteStore.ms(Date())])
+        } else {
+            try db.run("DELETE FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])
+        }
+    }
+
+    func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
+        try db.transaction { c in
+            let current = try c.queryOne(
+                "SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])?.blob("value")
+            let (newValue, result) = try body(current)
+            if let newValue {
+                try c.run(
+                    "INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at) VALUES(?, ?, ?, ?)",
+                    [.text(channel), .text(key), .blob(newValue), SQLiteStore.ms(Date())])
+            } else {
+                try c.run("DELETE FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import ChannelAPI
+import Foundation
+
+/// The state of one planned delivery in the outbox.
+public enum DeliveryState: String, Sendable, CaseIterable {
+    /// Persisted, not yet attempted (or its attempt's result was never recorded).
+    case pending
+    /// Failed transiently; due again at `nextAttemptAt`.
+    case retry
+    /// Accepted by the provider.
+    case delivered
+    /// The provider said the device is gone; the device was removed.
+    case dead
+    /// Permanent failure for this message.
+    case failed
+    /// Skipped by a route rule.
+    case suppressed
+
+    /// Whether no further attempt will be made.
+    public var isFinal: Bool { self != .pending && self != .retry }
+}
+
+/// One row of the outbox: a delivery of one notification through one channel to one device
+/// (or to a sink).
+public struct DeliveryRecord: Sendable, Equatable {
+    /// Stable id; the idempotency key handed to the channel.
+    public var id: String
+    /// The notification.
+    public var notificationId: String
+    /// Route step index.
+    public var step: Int
+    /// Channel position within the step (for `mode: first`).
+    public var position: Int
+    /// Channel name.
+    public var channel: String
+    /// Device id; nil for sinks.
+    public var deviceId: String?
+    /// Device platform; nil for sinks.
+    public var platform: String?
+    /// Current state.
+    public var state: DeliveryState
+    /// Attempts made so far.
+    public var attempts: Int
+    /// When a `retry` is due.
+    public var nextAttemptAt: Date?
+    /// Last provider status.
+    public var status: Int?
+    /// Last reason.
+    public var reason: String?
+    /// Provider message id.
+    public var providerMessageId: String?
+    /// Last change.
+    public var updatedAt: Date
+
+    /// Creates a record.
+    public init(
+        id: String, notificationId: String, step: Int, position: Int, channel: String, deviceId: String?,
+        platform: String?, state: DeliveryState, attempts: Int = 0, nextAttemptAt: Date? = nil, status: Int? = nil,
+        reason: String? = nil, providerMessageId: String? = nil, updatedAt: Date
+    ) {
+        self.id = id
+        self.notificationId = notificationId
+        self.step = step
+        self.position = position
+        self.channel = channel
+        self.deviceId = deviceId
+        self.platform = platform
+        self.state = state
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.status = status
+        self.reason = reason
+        self.providerMessageId = providerMessageId
+        self.updatedAt = updatedAt
+    }
+
+    /// The delivery-report JSON of contract §5.
+    public var reportJSON: JSONValue {
+        var o: [String: JSONValue] = [
+            "id": .string(id), "channel": .string(channel), "outcome": .string(state.reportOutcome),
+            "attempt": .number(Double(attempts)), "step": .number(Double(step)),
+        ]
+        if let deviceId { o["deviceId"] = .string(deviceId) }
+        if let platform { o["platform"] = .string(platform) }
+        if let status { o["status"] = .number(Double(status)) }
+        if let reason { o["reason"] = .string(reason) }
+        if let providerMessageId { o["providerMessageId"] = .string(providerMessageId) }
+        if state == .retry, let n = nextAttemptAt { o["nextAttemptAt"] = .string(ISO8601DateFormatter().string(from: n)) }
+        return .object(o)
+    }
+}
+
+extension DeliveryState {
+    /// The contract's outcome word (`pending` is reported as `retry`: queued for an attempt).
+    public var reportOutcome: String { self == .pending ? "retry" : rawValue }
+}
+
+/// The result of one attempt, applied to the outbox by ``HeraldStore/record(_:now:)``.
+public struct AttemptRecord: Sendable {
+    /// The delivery.
+    public var deliveryId: String
+    /// The attempt number (1-based).
+    public var attempt: Int
+    /// The new state.
+    public var state: DeliveryState
+    /// When it is due again (for `retry`).
+    public var nextAttemptAt: Date?
+    /// Provider status.
+    public var status: Int?
+    /// Reason.
+    public var reason: String?
+    /// Provider message id.
+    public var providerMessageId: String?
+    /// Extra facts.
+    public var details: [String: String]
+    /// For `dead`: the device to remove, and the address the attempt used (a device that has
+    /// re-registered with a new token since then is kept).
+    public var removeDevice: (namespace: String, deviceId: String, platform: String, address: String?)?
+
+    /// Creates an attempt record.
+    public init(
+        deliveryId: String, attempt: Int, state: DeliveryState, nextAttemptAt: Date? = nil, status: Int? = nil,
+        reason: String? = nil, providerMessageId: String? = nil, details: [String: String] = [:],
+        removeDevice: (namespace: String, deviceId: String, platform: String, address: String?)? = nil
+    ) {
+        self.deliveryId = deliveryId
+        self.attempt = attempt
+        self.state = state
+        self.nextAttemptAt = nextAttemptAt
+        self.status = status
+        self.reason = reason
+        self.providerMessageId = providerMessageId
+        self.details = details
+        self.removeDevice = removeDevice
+    }
+}
+
+/// A lifecycle event recorded against a notification (Home Assistant unification proposal).
+public struct LifecycleEvent: Sendable, Equatable {
+    /// Row id.
+    public var id: Int64
+    /// The notification.
+    public var notificationId: String
+    /// received | tapped | dismissed | action.
+    public var kind: ChannelEvent.Kind
+    /// For `action`.
+    public var actionId: String?
+    /// Free data.
+    public var actionData: [String: String]
+    /// The device, if known.
+    public var deviceId: String?
+    /// When.
+    public var at: Date
+
+    /// Creates an event.
+    public init(
+        id: Int64 = 0, notificationId: String, kind: ChannelEvent.Kind, actionId: String? = nil,
+        actionData: [String: String] = [:], deviceId: String? = nil, at: Date
+    ) {
+        self.id = id
+        self.notificationId = notificationId
+        self.kind = kind
+        self.actionId = actionId
+        self.actionData = actionData
+        self.deviceId = deviceId
+        self.at = at
+    }
+
+    /// JSON for history output.
+    public var json: JSONValue {
+        var o: [String: JSONValue] = [
+            "kind": .string(kind.rawValue), "at": .string(ISO8601DateFormatter().string(from: at)),
+        ]
+        if let actionId { o["actionId"] = .string(actionId) }
+        if !actionData.isEmpty { o["actionData"] = .object(actionData.mapValues { .string($0) }) }
+        if let deviceId { o["deviceId"] = .string(deviceId) }
+        return .object(o)
+    }
+}
+
+/// A stored notification with its deliveries and events.
+public struct HistoryEntry: Sendable {
+    /// The notification.
+    public var notification: Notification
+    /// When it was accepted.
+    public var createdAt: Date
+    /// Its deliveries.
+    public var deliveries: [DeliveryRecord]
+    /// Its lifecycle events.
+    public var events: [LifecycleEvent]
+
+    /// JSON for `herald history --format json`.
+    public var json: JSONValue {
+        .object([
+            "id": .string(notification.id), "namespace": .string(notification.namespace),
+            "type": .string(notification.type), "title": notification.title.map { .string($0) } ?? .null,
+            "createdAt": .string(ISO8601DateFormatter().string(from: createdAt)),
+            "deliveries": .array(deliveries.map(\.reportJSON)), "events": .array(events.map(\.json)),
+        ])
+    }
+}
+
+/// What an upsert did.
+public struct UpsertResult: Sendable, Equatable {
+    /// True when the device was new.
+    public var created: Bool
+    /// Other registrations that held the same token/address and were removed (moved).
+    public var moved: [String]
+}
