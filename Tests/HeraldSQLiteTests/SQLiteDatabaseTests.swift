@@ -131,6 +131,22 @@ private struct Boom: Error {}
             try db.withConnection { _ in try db.execute("SELECT 1") }
         }
         #expect(error?.call == "reentrant")
+        let open = try db.withConnection { _ in db.isOpen }
+        #expect(open)
+        try db.withConnection { _ in db.close() }
+        #expect(!db.isOpen)
+    }
+
+    @Test func invalidMigrationVersionsAreRefused() throws {
+        let db = try SQLiteDatabase(path: ":memory:")
+        let zero = #expect(throws: SQLiteError.self) { try db.migrate([SQLiteMigration(version: 0, sql: "")]) }
+        #expect(zero?.call == "migrate")
+        let repeated = #expect(throws: SQLiteError.self) {
+            try db.migrate([SQLiteMigration(version: 1, sql: ""), SQLiteMigration(version: 1, sql: "")])
+        }
+        #expect(repeated?.message.contains("repeats") == true)
+        #expect(try db.userVersion == 0)
+        try db.migrate([])
     }
 
     private static let migrations = [

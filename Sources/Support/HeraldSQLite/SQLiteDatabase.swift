@@ -105,15 +105,15 @@ public final class SQLiteDatabase: Sendable {
 
     /// Versioned migrations via `PRAGMA user_version`: applies each migration with version > current, in order,
     /// each in its own transaction, bumping `user_version`. Refuses (SQLiteError) a database whose user_version is
-    /// newer than the newest migration given, and migrations with non-positive or repeated versions.
+    /// newer than the newest migration given, and versions outside `1...Int32.max` or repeated.
     /// A failing migration is rolled back and leaves `user_version` at the last successful one.
     public func migrate(_ migrations: [SQLiteMigration]) throws(SQLiteError) {
         let sorted = migrations.sorted { $0.version < $1.version }
         for (offset, migration) in sorted.enumerated() {
-            if migration.version <= 0 {
+            if migration.version <= 0 || migration.version > Int(Int32.max) {
                 throw SQLiteError(
                     code: SQLITE_MISUSE, call: "migrate",
-                    message: "migration version \(migration.version) must be positive")
+                    message: "migration version \(migration.version) must be in 1...\(Int32.max)")
             }
             if offset > 0 && sorted[offset - 1].version == migration.version {
                 throw SQLiteError(
@@ -163,7 +163,9 @@ public final class SQLiteDatabase: Sendable {
 
     /// `true` until ``close()`` is called.
     public var isOpen: Bool {
-        lock.withLock { _ in box.connection?.isOpen ?? false }
+        // From inside withConnection the lock is already held by this thread; taking it again would deadlock.
+        if owner.load(ordering: .acquiring) == Self.currentThread { return box.connection?.isOpen ?? false }
+        return lock.withLock { _ in box.connection?.isOpen ?? false }
     }
 
     /// Finalizes cached statements and closes the connection. Idempotent; later calls throw ``SQLiteError``
@@ -251,7 +253,7 @@ public final class SQLiteDatabase: Sendable {
     }
 
     private static func createParentDirectory(of path: String) throws(SQLiteError) {
-        guard !path.hasPrefix("file:"), let slash = path.lastIndex(of: "/") else { return }
+        guard let slash = path.lastIndex(of: "/") else { return }
         let parent = String(path[..<slash])
         guard !parent.isEmpty else { return }
         var isDirectory: ObjCBool = false
