@@ -1,0 +1,282 @@
+import CSQLite
+import Foundation
+import Synchronization
+
+/// A SQLite database file (or `":memory:"`) behind one connection, safe to share between tasks.
+///
+/// Every operation takes an internal `Mutex`, so calls are serialised; the connection is opened with
+/// `SQLITE_OPEN_NOMUTEX` because SQLite's own locking would be redundant. Several `SQLiteDatabase` instances
+/// (or processes) may open the same file; they coordinate through SQLite's file locks, WAL and `busy_timeout`.
+///
+/// Calling back into the same database from inside ``withConnection(_:)`` or ``transaction(_:)`` throws
+/// (call `"reentrant"`) instead of deadlocking; use the borrowed ``SQLiteConnection`` instead.
+public final class SQLiteDatabase: Sendable {
+    /// The path given to ``init(path:busyTimeoutMilliseconds:)``.
+    public let path: String
+
+    private let lock = Mutex<Void>(())
+    private let owner = Atomic<UInt>(0)
+    private let box: ConnectionBox
+
+    /// Opens (creating) the file; `":memory:"` allowed. Sets `journal_mode=WAL` (for files),
+    /// `synchronous=NORMAL`, `foreign_keys=ON` and `busy_timeout` (default 5000 ms).
+    /// Creates the parent directory if it is missing.
+    public init(path: String, busyTimeoutMilliseconds: Int = 5000) throws(SQLiteError) {
+        self.path = path
+        let inMemory = path.isEmpty || path == ":memory:"
+        if !inMemory {
+            try Self.createParentDirectory(of: path)
+        }
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { SQLiteConnection.message($0) } ?? String(cString: sqlite3_errstr(rc))
+            let code = handle.map { SQLiteConnection.extendedCode($0, fallback: rc) } ?? rc
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: code, call: "sqlite3_open_v2", message: "\(message) (path: \(path))")
+        }
+        sqlite3_extended_result_codes(handle, 1)
+        let timeout = Int32(clamping: max(0, busyTimeoutMilliseconds))
+        let connection = SQLiteConnection(handle: handle)
+        let busyRC = sqlite3_busy_timeout(handle, timeout)
+        if busyRC != SQLITE_OK {
+            let error = SQLiteError(
+                code: busyRC, call: "sqlite3_busy_timeout", message: SQLiteConnection.message(handle))
+            connection.close()
+            throw error
+        }
+        do throws(SQLiteError) {
+            if !inMemory {
+                let mode = try connection.queryOne("PRAGMA journal_mode=WAL")?.string("journal_mode") ?? ""
+                if mode.lowercased() != "wal" {
+                    throw SQLiteError(
+                        code: SQLITE_ERROR, call: "PRAGMA journal_mode",
+                        message: "could not enable WAL; journal_mode is \"\(mode)\" (path: \(path))")
+                }
+            }
+            try connection.execute("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+        } catch {
+            connection.close()
+            throw error
+        }
+        box = ConnectionBox(connection)
+    }
+
+    deinit {
+        box.connection?.close()
+    }
+
+    /// Runs `body` with exclusive use of the connection. Calls are serialised by an internal `Mutex`;
+    /// errors thrown by `body` are rethrown unchanged. The connection must not escape `body`.
+    public func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        let result = try locked { connection in Result { () throws -> T in try body(connection) } }
+        return try result.get()
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`. Any error thrown by `body` (or by `COMMIT`) rolls the
+    /// transaction back and is rethrown.
+    public func transaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        let result = try locked { connection in
+            Result { () throws -> T in try Self.inTransactionAny(connection) { connection in try body(connection) } }
+        }
+        return try result.get()
+    }
+
+    /// Runs one or more statements without bindings (`sqlite3_exec`).
+    public func execute(_ sql: String) throws(SQLiteError) {
+        try lockedTyped { (connection) throws(SQLiteError) in try connection.execute(sql) }
+    }
+
+    /// Runs one statement with bindings, discarding result rows.
+    public func run(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) {
+        try lockedTyped { (connection) throws(SQLiteError) in try connection.run(sql, bindings) }
+    }
+
+    /// Runs one statement with bindings and returns its rows.
+    public func query(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
+        try lockedTyped { (connection) throws(SQLiteError) in try connection.query(sql, bindings) }
+    }
+
+    /// Runs one statement with bindings and returns its first row, if any.
+    public func queryOne(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteRow? {
+        try lockedTyped { (connection) throws(SQLiteError) in try connection.queryOne(sql, bindings) }
+    }
+
+    /// Versioned migrations via `PRAGMA user_version`: applies each migration with version > current, in order,
+    /// each in its own transaction, bumping `user_version`. Refuses (SQLiteError) a database whose user_version is
+    /// newer than the newest migration given, and versions outside `1...Int32.max` or repeated.
+    /// A failing migration is rolled back and leaves `user_version` at the last successful one.
+    public func migrate(_ migrations: [SQLiteMigration]) throws(SQLiteError) {
+        let sorted = migrations.sorted { $0.version < $1.version }
+        for (offset, migration) in sorted.enumerated() {
+            if migration.version <= 0 || migration.version > Int(Int32.max) {
+                throw SQLiteError(
+                    code: SQLITE_MISUSE, call: "migrate",
+                    message: "migration version \(migration.version) must be in 1...\(Int32.max)")
+            }
+            if offset > 0 && sorted[offset - 1].version == migration.version {
+                throw SQLiteError(
+                    code: SQLITE_MISUSE, call: "migrate", message: "migration version \(migration.version) repeats")
+            }
+        }
+        let newest = sorted.last?.version ?? 0
+        try lockedTyped { (connection) throws(SQLiteError) in
+            let current = try Self.userVersion(connection)
+            if current > newest {
+                throw SQLiteError(
+                    code: SQLITE_ERROR, call: "migrate",
+                    message: "database user_version \(current) is newer than the newest known migration \(newest)")
+            }
+            for migration in sorted where migration.version > current {
+                do throws(SQLiteError) {
+                    try Self.inTransaction(connection) { (connection) throws(SQLiteError) in
+                        // Re-read inside the write lock: another connection may have migrated meanwhile.
+                        guard try Self.userVersion(connection) < migration.version else { return }
+                        try connection.execute(migration.sql)
+                        try connection.execute("PRAGMA user_version = \(migration.version)")
+                    }
+                } catch {
+                    throw SQLiteError(
+                        code: error.code, call: error.call,
+                        message: "migration \(migration.version): \(error.message)")
+                }
+            }
+        }
+    }
+
+    /// `PRAGMA user_version`.
+    public var userVersion: Int {
+        get throws {
+            try lockedTyped { (connection) throws(SQLiteError) in try Self.userVersion(connection) }
+        }
+    }
+
+    /// `PRAGMA journal_mode`, lowercased (`"wal"` for files, `"memory"` for `":memory:"`).
+    public var journalMode: String {
+        get throws {
+            try lockedTyped { (connection) throws(SQLiteError) in
+                try connection.queryOne("PRAGMA journal_mode")?.string("journal_mode")?.lowercased() ?? ""
+            }
+        }
+    }
+
+    /// `true` until ``close()`` is called.
+    public var isOpen: Bool {
+        // From inside withConnection the lock is already held by this thread; taking it again would deadlock.
+        if owner.load(ordering: .acquiring) == Self.currentThread { return box.connection?.isOpen ?? false }
+        return lock.withLock { _ in box.connection?.isOpen ?? false }
+    }
+
+    /// Finalizes cached statements and closes the connection. Idempotent; later calls throw ``SQLiteError``
+    /// with call `"closed"`.
+    public func close() {
+        guard owner.load(ordering: .acquiring) != Self.currentThread else {
+            // Closing from inside withConnection: the lock is already ours.
+            box.connection?.close()
+            box.connection = nil
+            return
+        }
+        lock.withLock { _ in
+            box.connection?.close()
+            box.connection = nil
+        }
+    }
+
+    // MARK: - Internals
+
+    /// An identifier for the calling thread, used only to detect reentrant use (never 0).
+    private static var currentThread: UInt {
+        #if canImport(Darwin)
+            UInt(bitPattern: pthread_self())
+        #else
+            UInt(pthread_self())
+        #endif
+    }
+
+    private static func userVersion(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        guard case .integer(let version) = try connection.queryOne("PRAGMA user_version")?[0] else { return 0 }
+        return Int(version)
+    }
+
+    private static func inTransactionAny<T, E: Error>(
+        _ connection: SQLiteConnection, _ body: (SQLiteConnection) throws(E) -> T
+    ) throws -> T {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body(connection)
+            try connection.execute("COMMIT")
+            return value
+        } catch {
+            // COMMIT may fail (e.g. SQLITE_BUSY) leaving the transaction open; roll back either way.
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private static func inTransaction<T>(
+        _ connection: SQLiteConnection, _ body: (SQLiteConnection) throws(SQLiteError) -> T
+    ) throws(SQLiteError) -> T {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body(connection)
+            try connection.execute("COMMIT")
+            return value
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` holding the lock. Throws only for a closed database or a reentrant call.
+    private func locked<R>(_ body: (SQLiteConnection) -> R) throws(SQLiteError) -> R {
+        let me = Self.currentThread
+        if owner.load(ordering: .acquiring) == me {
+            throw SQLiteError(
+                code: SQLITE_MISUSE, call: "reentrant",
+                message: "database used again from inside withConnection/transaction; use the borrowed connection")
+        }
+        var output: R?
+        lock.withLock { _ in
+            guard let connection = box.connection else { return }
+            owner.store(me, ordering: .releasing)
+            defer { owner.store(0, ordering: .releasing) }
+            output = body(connection)
+        }
+        guard let output else { throw SQLiteError.closed }
+        return output
+    }
+
+    private func lockedTyped<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        let result = try locked { connection in Result { () throws(SQLiteError) -> T in try body(connection) } }
+        return try result.get()
+    }
+
+    private static func createParentDirectory(of path: String) throws(SQLiteError) {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        let parent = String(path[..<slash])
+        guard !parent.isEmpty else { return }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory), isDirectory.boolValue {
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        } catch {
+            throw SQLiteError(
+                code: SQLITE_CANTOPEN, call: "mkdir",
+                message: "cannot create directory \(parent): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// Holds the connection. `@unchecked Sendable` is sound because `connection` is only read or written while
+/// `SQLiteDatabase.lock` is held (or, in `close()`, by the thread that currently holds it), so no two threads
+/// ever touch it or the non-thread-safe `NOMUTEX` sqlite3 handle inside it at the same time.
+private final class ConnectionBox: @unchecked Sendable {
+    var connection: SQLiteConnection?
+
+    init(_ connection: SQLiteConnection) {
+        self.connection = connection
+    }
+}
