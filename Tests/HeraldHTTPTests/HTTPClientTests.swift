@@ -37,7 +37,8 @@ struct HTTPClientTests {
     func roundTripHTTP2() async throws {
         let server = try await FakeHTTPServer.start()
         let client = try HTTPClient(configuration: .init(caFile: server.caFile))
-        try await server.route("/3/device/", method: "POST", [.json(200, #"{"ok":true}"#, headers: ["apns-id": "abc-1"])])
+        try await server.route(
+            "/3/device/", method: "POST", [.json(200, #"{"ok":true}"#, headers: ["apns-id": "abc-1"])])
         try await server.route("/info", method: "GET", [FakeHTTPResponse(status: 203, body: Array("hello".utf8))])
 
         let post = try await client.send(

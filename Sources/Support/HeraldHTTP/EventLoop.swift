@@ -129,16 +129,20 @@ final class EventLoop: @unchecked Sendable {
             }
             if exited { continuation.resume() }
         }
-        if let thread = shared.withLock({ shared in defer { shared.thread = nil }; return shared.thread }) {
-            pthread_join(thread, nil)
-        }
+        if let thread = takeThread() { pthread_join(thread, nil) }
     }
 
     /// Stops the loop without waiting (used when a client is dropped without `shutdown()`).
     func detach() {
         requestStop()
-        if let thread = shared.withLock({ shared in defer { shared.thread = nil }; return shared.thread }) {
-            pthread_detach(thread)
+        if let thread = takeThread() { pthread_detach(thread) }
+    }
+
+    /// Takes the thread handle so that exactly one caller joins or detaches it.
+    private func takeThread() -> pthread_t? {
+        shared.withLock { shared in
+            defer { shared.thread = nil }
+            return shared.thread
         }
     }
 

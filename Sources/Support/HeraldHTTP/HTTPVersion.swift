@@ -1,6 +1,7 @@
 /// The HTTP protocol version a response was received over.
 public enum HTTPVersion: Sendable {
     /// HTTP/1.1 (or HTTP/1.0).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     case http1_1
     /// HTTP/2, negotiated with ALPN over TLS.
     case http2
