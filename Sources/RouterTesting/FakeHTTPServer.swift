@@ -1,0 +1,289 @@
+import Foundation
+import Synchronization
+
+/// Why a ``FakeHTTPServer`` could not start or answer a control command.
+public struct FakeHTTPServerError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public let message: String
+
+    /// Creates an error.
+    /// - Parameter message: What went wrong.
+    public init(_ message: String) { self.message = message }
+
+    /// The message.
+    public var description: String { "FakeHTTPServer: \(message)" }
+}
+
+/// A loopback HTTPS server for tests: HTTP/2 over TLS (ALPN `h2`) and HTTP/1.1 on `127.0.0.1`, with a
+/// freshly generated CA and server certificate (SAN `IP:127.0.0.1`, `DNS:localhost`).
+///
+/// The server is a small Python script (needs `python3` on `PATH` with the `h2` and `cryptography` packages)
+/// run as a child process and driven with JSON lines over its stdin/stdout. Requests are answered
+/// concurrently, so many delayed streams can be in flight on one HTTP/2 connection.
+///
+/// ```swift
+/// let server = try await FakeHTTPServer.start()
+/// try await server.route("/3/device/", [.json(200, "{}", headers: ["apns-id": "1"])])
+/// let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+/// _ = try await client.send(HTTPRequest(url: server.baseURL + "/3/device/abc"))
+/// let recorded = try await server.requests()
+/// await server.stop()
+/// ```
+///
+/// Starting a server sets `SIGPIPE` to be ignored in this process, so that writing to a dead child fails
+/// with an error instead of killing the test runner.
+public final class FakeHTTPServer: Sendable {
+    /// The TCP port the server listens on.
+    public let port: Int
+    /// The path of the PEM file holding the CA certificate to trust (``HTTPClientConfiguration/caFile``).
+    public let caFile: String
+    /// `https://127.0.0.1:PORT`.
+    public var baseURL: String { "https://127.0.0.1:\(port)" }
+
+    private let channel: ControlChannel
+    private let directory: URL
+
+    private init(port: Int, caFile: String, channel: ControlChannel, directory: URL) {
+        self.port = port
+        self.caFile = caFile
+        self.channel = channel
+        self.directory = directory
+    }
+
+    deinit {
+        channel.terminate(wait: false)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts a server on an ephemeral port.
+    /// - Parameter http2: Whether to offer HTTP/2 in ALPN. `false` makes an HTTP/1.1-only server, for
+    ///   testing a client's fallback.
+    /// - Returns: The running server.
+    /// - Throws: ``FakeHTTPServerError`` when `python3` is missing or the script fails to start.
+    public static func start(http2: Bool = true) async throws -> FakeHTTPServer {
+        signal(SIGPIPE, SIG_IGN)
+        let environment = ProcessInfo.processInfo.environment
+        let searchPath = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
+        guard
+            let python = searchPath.map({ "\($0)/python3" }).first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else { throw FakeHTTPServerError("python3 not found on PATH") }
+
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("herald-fake-http-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let scriptURL = directory.appendingPathComponent("fake_http_server.py")
+        try Data(script.utf8).write(to: scriptURL)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-u", scriptURL.path, directory.path, http2 ? "http2" : "http1"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        let channel = ControlChannel(process: process, input: input.fileHandleForWriting)
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil }
+            channel.receive(data)
+        }
+        do {
+            try process.run()
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw FakeHTTPServerError("could not run \(python): \(error)")
+        }
+        do {
+            let ready = try await channel.reply(to: nil)
+            guard let port = ready.port, let ca = ready.ca else {
+                throw FakeHTTPServerError("unexpected start-up line")
+            }
+            return FakeHTTPServer(port: port, caFile: ca, channel: channel, directory: directory)
+        } catch {
+            channel.terminate(wait: true)
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// Sets the responses for requests whose path starts with `pathPrefix`; the longest matching prefix wins
+    /// (a route with a `method` beats one without at the same length). Responses are served in order and the
+    /// last one repeats. Paths without a route get `404`. Setting a route again replaces it and restarts
+    /// its sequence.
+    /// - Parameters:
+    ///   - pathPrefix: The path prefix, for example `/3/device/`.
+    ///   - method: Only match this method; `nil` matches any.
+    ///   - responses: The responses, in order.
+    public func route(_ pathPrefix: String, method: String? = nil, _ responses: [FakeHTTPResponse]) async throws {
+        let wire = responses.map { response in
+            WireResponse(
+                status: response.status, headers: response.headers,
+                body: Data(response.body).base64EncodedString(),
+                delay: response.delay.map { duration in
+                    let (seconds, attoseconds) = duration.components
+                    return Double(seconds) + Double(attoseconds) / 1e18
+                })
+        }
+        _ = try await command(WireRoute(prefix: pathPrefix, method: method, responses: wire))
+    }
+
+    /// Every request received since the start or the last ``reset()``, in arrival order.
+    /// - Returns: The recorded requests.
+    public func requests() async throws -> [RecordedRequest] {
+        let reply = try await command(WireCommand(cmd: "requests"))
+        return (reply.requests ?? []).map { request in
+            RecordedRequest(
+                method: request.method, path: request.path, headers: request.headers,
+                body: Array(Data(base64Encoded: request.body) ?? Data()), connectionID: request.connection_id,
+                httpVersion: request.http_version)
+        }
+    }
+
+    /// Forgets recorded requests and routes. The connection count is kept.
+    public func reset() async throws {
+        _ = try await command(WireCommand(cmd: "reset"))
+    }
+
+    /// The number of TCP connections accepted so far.
+    /// - Returns: The count.
+    public func connectionCount() async throws -> Int {
+        try await command(WireCommand(cmd: "connections")).count ?? 0
+    }
+
+    /// Stops the server process and removes its temporary files. Calling it again does nothing.
+    public func stop() async {
+        channel.terminate(wait: true)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func command(_ value: some Encodable) async throws -> WireReply {
+        let line = try JSONEncoder().encode(value)
+        let reply = try await channel.reply(to: line)
+        if !reply.ok { throw FakeHTTPServerError(reply.error ?? "command failed") }
+        return reply
+    }
+}
+
+// MARK: - Wire format
+
+private struct WireCommand: Encodable {
+    var cmd: String
+}
+
+private struct WireRoute: Encodable {
+    var cmd = "route"
+    var prefix: String
+    var method: String?
+    var responses: [WireResponse]
+}
+
+private struct WireResponse: Encodable {
+    var status: Int
+    var headers: [String: String]
+    var body: String
+    var delay: Double?
+}
+
+private struct WireRequest: Decodable {
+    var method: String
+    var path: String
+    var headers: [String: String]
+    var body: String
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    var connection_id: Int
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    var http_version: String
+}
+
+private struct WireReply: Decodable {
+    var ok: Bool
+    var error: String?
+    var port: Int?
+    var ca: String?
+    var count: Int?
+    var requests: [WireRequest]?
+}
+
+/// The child process and its JSON-lines pipe. Replies arrive in command order, so waiters form a FIFO;
+/// writing a command and enqueueing its waiter happen under one lock.
+private final class ControlChannel: Sendable {
+    private struct State {
+        var process: Process?
+        var input: FileHandle?
+        var buffer = Data()
+        var waiters: [CheckedContinuation<Data, any Error>] = []
+        var finished = false
+    }
+
+    private let state: Mutex<State>
+
+    init(process: Process, input: FileHandle) {
+        state = Mutex(State(process: process, input: input))
+    }
+
+    /// Sends `line` (or nothing, to wait for the start-up line) and waits for the next reply line.
+    func reply(to line: Data?) async throws -> WireReply {
+        let data = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data, any Error>) in
+            let failure: (any Error)? = state.withLock { state in
+                if state.finished { return FakeHTTPServerError("the server process is not running") }
+                if let line {
+                    do {
+                        try state.input?.write(contentsOf: line + Data([0x0A]))
+                    } catch {
+                        return FakeHTTPServerError("could not write to the server process: \(error)")
+                    }
+                }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let failure { continuation.resume(throwing: failure) }
+        }
+        do {
+            return try JSONDecoder().decode(WireReply.self, from: data)
+        } catch {
+            throw FakeHTTPServerError("unreadable reply \(String(decoding: data, as: UTF8.self)): \(error)")
+        }
+    }
+
+    /// Feeds stdout bytes; an empty chunk means end of file.
+    func receive(_ chunk: Data) {
+        var ready: [(CheckedContinuation<Data, any Error>, Data)] = []
+        var orphans: [CheckedContinuation<Data, any Error>] = []
+        state.withLock { state in
+            if chunk.isEmpty {
+                state.finished = true
+                orphans = state.waiters
+                state.waiters.removeAll()
+                return
+            }
+            state.buffer.append(chunk)
+            while let newline = state.buffer.firstIndex(of: 0x0A) {
+                let line = Data(state.buffer[state.buffer.startIndex..<newline])
+                state.buffer = Data(state.buffer[state.buffer.index(after: newline)...])
+                if !state.waiters.isEmpty { ready.append((state.waiters.removeFirst(), line)) }
+            }
+        }
+        for (waiter, line) in ready { waiter.resume(returning: line) }
+        for waiter in orphans { waiter.resume(throwing: FakeHTTPServerError("the server process exited")) }
+    }
+
+    /// Kills the child (SIGTERM) and fails pending commands.
+    func terminate(wait: Bool) {
+        let (process, input, orphans) = state.withLock { state in
+            defer {
+                state.process = nil
+                state.input = nil
+                state.finished = true
+                state.waiters.removeAll()
+            }
+            return (state.process, state.input, state.waiters)
+        }
+        for waiter in orphans { waiter.resume(throwing: FakeHTTPServerError("the server was stopped")) }
+        try? input?.close()
+        guard let process else { return }
+        if process.isRunning { process.terminate() }
+        if wait { process.waitUntilExit() }
+    }
+}

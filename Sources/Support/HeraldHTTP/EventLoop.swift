@@ -1,0 +1,374 @@
+import CCurl
+import CHeraldShims
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Settings an event loop applies to every transfer, resolved once from ``HTTPClientConfiguration``.
+struct LoopSettings: Sendable {
+    var caFile: String?
+    var defaultTimeoutMs: Int
+    var connectTimeoutMs: Int
+    var maxResponseBytes: Int
+    var maxConnectionsPerHost: Int
+    var maxConcurrentStreams: Int
+    var userAgent: String
+}
+
+/// Counters shared by a client's loops.
+final class ClientStats: Sendable {
+    let connectionsOpened = Atomic<Int>(0)
+}
+
+/// One thread driving one libcurl multi handle.
+///
+/// `@unchecked Sendable` because it holds the raw multi handle and loop-thread-only bookkeeping:
+/// - `multi`, `transfers`, `byEasy` and `pool` are touched only by the loop thread (inside ``run()``),
+///   except `curl_multi_wakeup`, which libcurl documents as callable from any thread; it is only called
+///   while holding `shared` and only before `stopRequested` is set, after which the thread may clean up.
+/// - Everything other threads touch lives in the `shared` mutex or is immutable.
+final class EventLoop: @unchecked Sendable {
+    private struct Shared {
+        var pending: [Job] = []
+        var cancels: [RequestToken] = []
+        var wakeupPending = false
+        var stopRequested = false
+        var exited = false
+        var exitWaiters: [CheckedContinuation<Void, Never>] = []
+        var thread: pthread_t?
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let settings: LoopSettings
+    private let stats: ClientStats
+    private let shared = Mutex(Shared())
+
+    // Loop-thread-only state.
+    private var transfers: [ObjectIdentifier: Transfer] = [:]
+    private var byEasy: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var pool: [EasyHandle] = []
+    /// A NUL byte that `CURLOPT_POSTFIELDS` points at for an empty body (a null pointer would make libcurl
+    /// read the body from stdin).
+    private let emptyBody: UnsafeMutablePointer<CChar>
+
+    init(settings: LoopSettings, stats: ClientStats) throws(HTTPError) {
+        guard let multi = curl_multi_init() else { throw HTTPError(.transport, "curl_multi_init failed") }
+        self.multi = multi
+        emptyBody = .allocate(capacity: 1)
+        emptyBody.initialize(to: 0)
+        self.settings = settings
+        self.stats = stats
+        _ = herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, settings.maxConnectionsPerHost))
+        _ = herald_curl_multi_setopt_long(
+            multi, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, settings.maxConcurrentStreams))
+    }
+
+    deinit { emptyBody.deallocate() }
+
+    /// Starts the loop thread. On failure the multi handle is freed.
+    func start() throws(HTTPError) {
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                let loop = Unmanaged<EventLoop>.fromOpaque(context).takeRetainedValue()
+                loop.run()
+                return nil
+            }, context)
+        if rc != 0 {
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            curl_multi_cleanup(multi)
+            throw HTTPError(.transport, "could not start an event-loop thread (errno \(rc))")
+        }
+        shared.withLock { $0.thread = thread }
+    }
+
+    /// Hands a job to the loop; resumes it with `.shutdown` when the loop is stopping.
+    func submit(_ job: Job) {
+        let accepted = shared.withLock { shared in
+            if shared.stopRequested { return false }
+            shared.pending.append(job)
+            wakeLocked(&shared)
+            return true
+        }
+        if !accepted { job.continuation.resume(returning: .failure(Self.shutdownError)) }
+    }
+
+    /// Asks the loop to abort the transfer belonging to `token`, if it still runs.
+    func cancel(_ token: RequestToken) {
+        shared.withLock { shared in
+            if shared.stopRequested { return }
+            shared.cancels.append(token)
+            wakeLocked(&shared)
+        }
+    }
+
+    /// Asks the loop to stop: in-flight and queued requests fail with `.shutdown`.
+    func requestStop() {
+        shared.withLock { shared in
+            if shared.stopRequested { return }
+            wakeLocked(&shared)
+            shared.stopRequested = true
+        }
+    }
+
+    /// Stops the loop, waits until its thread has freed every handle, and joins it.
+    func shutdown() async {
+        requestStop()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let exited = shared.withLock { shared in
+                if !shared.exited { shared.exitWaiters.append(continuation) }
+                return shared.exited
+            }
+            if exited { continuation.resume() }
+        }
+        if let thread = takeThread() { pthread_join(thread, nil) }
+    }
+
+    /// Stops the loop without waiting (used when a client is dropped without `shutdown()`).
+    func detach() {
+        requestStop()
+        if let thread = takeThread() { pthread_detach(thread) }
+    }
+
+    /// Takes the thread handle so that exactly one caller joins or detaches it.
+    private func takeThread() -> pthread_t? {
+        shared.withLock { shared in
+            defer { shared.thread = nil }
+            return shared.thread
+        }
+    }
+
+    private func wakeLocked(_ shared: inout Shared) {
+        if !shared.wakeupPending {
+            shared.wakeupPending = true
+            _ = curl_multi_wakeup(multi)
+        }
+    }
+
+    static let shutdownError = HTTPError(.shutdown, "the HTTP client has been shut down")
+    static let cancelledError = HTTPError(.cancelled, "the request was cancelled")
+
+    // MARK: - Loop thread
+
+    private func run() {
+        var running: Int32 = 0
+        while true {
+            let (jobs, cancels, stop) = shared.withLock { shared in
+                defer {
+                    shared.pending.removeAll(keepingCapacity: true)
+                    shared.cancels.removeAll(keepingCapacity: true)
+                    shared.wakeupPending = false
+                }
+                return (shared.pending, shared.cancels, shared.stopRequested)
+            }
+            for job in jobs { begin(job) }
+            for token in cancels {
+                if let transfer = transfers[ObjectIdentifier(token)] { finish(transfer, .failure(Self.cancelledError)) }
+            }
+            if stop { break }
+            _ = curl_multi_perform(multi, &running)
+            drainMessages()
+            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        // Stopping: no job can be queued any more and nobody calls curl_multi_wakeup.
+        let leftovers = shared.withLock { shared in
+            defer { shared.pending.removeAll() }
+            return shared.pending
+        }
+        for job in leftovers { job.continuation.resume(returning: .failure(Self.shutdownError)) }
+        for transfer in Array(transfers.values) { finish(transfer, .failure(Self.shutdownError)) }
+        pool.removeAll()
+        curl_multi_cleanup(multi)
+        let waiters = shared.withLock { shared in
+            shared.exited = true
+            defer { shared.exitWaiters.removeAll() }
+            return shared.exitWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func drainMessages() {
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                let transfer = byEasy[easy]
+            else { continue }
+            let code = message.pointee.data.result
+            finish(transfer, result(of: transfer, code: code))
+        }
+    }
+
+    private func result(of transfer: Transfer, code: CURLcode) -> TransferResult {
+        let handle = transfer.easy.handle
+        guard code == CURLE_OK else {
+            return .failure(Curl.error(for: code, message: transfer.easy.errorText, tooLarge: transfer.tooLarge))
+        }
+        var status = 0
+        var version = 0
+        _ = herald_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        _ = herald_curl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        let httpVersion: HTTPVersion =
+            switch version {
+            case Int(CURL_HTTP_VERSION_2_0): .http2
+            case Int(CURL_HTTP_VERSION_1_1), Int(CURL_HTTP_VERSION_1_0): .http1_1
+            default: .other
+            }
+        return .success(
+            HTTPResponse(status: status, headers: transfer.headers, body: transfer.body, version: httpVersion))
+    }
+
+    /// Removes a transfer from the multi handle, recycles its easy handle and resumes its caller.
+    private func finish(_ transfer: Transfer, _ result: TransferResult) {
+        let handle = transfer.easy.handle
+        _ = curl_multi_remove_handle(multi, handle)
+        var connects = 0
+        if herald_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 {
+            stats.connectionsOpened.add(connects, ordering: .relaxed)
+        }
+        transfer.releaseHeaders()
+        transfers[ObjectIdentifier(transfer.job.token)] = nil
+        byEasy[handle] = nil
+        pool.append(transfer.easy)
+        transfer.job.continuation.resume(returning: result)
+    }
+
+    /// Configures a pooled easy handle for `job` and adds it to the multi handle.
+    private func begin(_ job: Job) {
+        if job.token.isCancelled {
+            job.continuation.resume(returning: .failure(Self.cancelledError))
+            return
+        }
+        guard let easy = pool.popLast() ?? EasyHandle() else {
+            job.continuation.resume(returning: .failure(HTTPError(.transport, "curl_easy_init failed")))
+            return
+        }
+        curl_easy_reset(easy.handle)
+        easy.errorBuffer.pointee = 0
+        let request = job.request
+        let transfer = Transfer(
+            job: job, easy: easy, limit: max(0, request.maxResponseBytes ?? settings.maxResponseBytes))
+        if let error = configure(transfer, request) {
+            transfer.releaseHeaders()
+            pool.append(easy)
+            job.continuation.resume(returning: .failure(error))
+            return
+        }
+        let code = curl_multi_add_handle(multi, easy.handle)
+        if code != CURLM_OK {
+            transfer.releaseHeaders()
+            pool.append(easy)
+            let text = String(cString: curl_multi_strerror(code))
+            job.continuation.resume(returning: .failure(HTTPError(.transport, text, curlCode: Int(code.rawValue))))
+            return
+        }
+        transfers[ObjectIdentifier(job.token)] = transfer
+        byEasy[easy.handle] = transfer
+    }
+
+    /// Sets every option of one transfer; returns an error when libcurl rejects one.
+    private func configure(_ transfer: Transfer, _ request: HTTPRequest) -> HTTPError? {
+        let handle = transfer.easy.handle
+        var failed: CURLcode = CURLE_OK
+        func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
+        func setLong(_ option: CURLoption, _ value: Int) { check(herald_curl_easy_setopt_long(handle, option, value)) }
+        func setString(_ option: CURLoption, _ value: String) {
+            value.withCString { check(herald_curl_easy_setopt_cstr(handle, option, $0)) }
+        }
+
+        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_ERRORBUFFER, transfer.easy.errorBuffer))
+        setString(CURLOPT_URL, request.url)
+        setString(CURLOPT_PROTOCOLS_STR, "http,https")
+        setLong(CURLOPT_NOSIGNAL, 1)
+        setLong(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        setLong(CURLOPT_PIPEWAIT, 1)
+        setLong(CURLOPT_SSL_VERIFYPEER, 1)
+        setLong(CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile = settings.caFile { setString(CURLOPT_CAINFO, caFile) }
+        let timeout = request.timeout.map(Curl.milliseconds) ?? settings.defaultTimeoutMs
+        setLong(CURLOPT_TIMEOUT_MS, timeout)
+        setLong(CURLOPT_CONNECTTIMEOUT_MS, min(timeout, settings.connectTimeoutMs))
+        setString(CURLOPT_USERAGENT, settings.userAgent)
+        check(herald_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(transfer.limit)))
+
+        // Headers: the caller's, plus removal of libcurl's implicit Expect and form Content-Type.
+        var list: UnsafeMutablePointer<curl_slist>?
+        func append(_ line: String) {
+            if let next = curl_slist_append(list, line) { list = next } else { failed = CURLE_OUT_OF_MEMORY }
+        }
+        var hasContentType = false
+        var hasExpect = false
+        for header in request.headers {
+            let lower = header.name.lowercased()
+            if lower == "content-type" { hasContentType = true }
+            if lower == "expect" { hasExpect = true }
+            append(header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)")
+        }
+        if !hasExpect { append("Expect:") }
+        if !hasContentType { append("Content-Type:") }
+        transfer.headerList = list
+        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_HTTPHEADER, list))
+
+        // Method and body.
+        let method = request.method
+        let upper = method.uppercased()
+        let sendsBody: Bool
+        switch upper {
+        case "GET", "HEAD", "DELETE", "OPTIONS": sendsBody = !request.body.isEmpty
+        default: sendsBody = true
+        }
+        if upper == "GET" && !sendsBody {
+            setLong(CURLOPT_HTTPGET, 1)
+        } else if upper == "HEAD" && !sendsBody {
+            setLong(CURLOPT_NOBODY, 1)
+        } else {
+            if sendsBody {
+                setLong(CURLOPT_POST, 1)
+                check(herald_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+                if request.body.isEmpty {
+                    check(herald_curl_easy_setopt_ptr(handle, CURLOPT_POSTFIELDS, emptyBody))
+                } else {
+                    request.body.withUnsafeBytes { bytes in
+                        check(
+                            herald_curl_easy_setopt_ptr(
+                                handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress)))
+                    }
+                }
+            }
+            if upper != "POST" { setString(CURLOPT_CUSTOMREQUEST, method) }
+        }
+
+        // Response callbacks; the transfer outlives them (it stays in `transfers` until finished).
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        check(
+            herald_curl_easy_setopt_write(handle) { data, size, count, context in
+                guard let context else { return 0 }
+                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+                let length = size * count
+                guard length > 0, let data else { return length }
+                return transfer.appendBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+            })
+        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_WRITEDATA, context))
+        check(
+            herald_curl_easy_setopt_header(handle) { data, size, count, context in
+                let length = size * count
+                guard let context, let data, length > 0 else { return length }
+                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+                transfer.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+                return length
+            })
+        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_HEADERDATA, context))
+
+        if failed == CURLE_OK { return nil }
+        let text = String(cString: curl_easy_strerror(failed))
+        let code: HTTPError.Code = failed == CURLE_OUT_OF_MEMORY ? .transport : .invalidRequest
+        return HTTPError(code, "could not configure the request: \(text)", curlCode: Int(failed.rawValue))
+    }
+}

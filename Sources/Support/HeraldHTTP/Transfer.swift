@@ -1,0 +1,111 @@
+import CCurl
+import CHeraldShims
+import Synchronization
+
+/// The outcome handed back to a waiting ``HTTPClient/send(_:)``.
+typealias TransferResult = Result<HTTPResponse, HTTPError>
+
+/// Links a waiting `send` with its transfer so that task cancellation can find it.
+final class RequestToken: Sendable {
+    private enum State { case idle, submitted, cancelled }
+    private let state = Mutex(State.idle)
+
+    /// Marks the request as handed to a loop. Returns `false` when it was cancelled first.
+    func markSubmitted() -> Bool {
+        state.withLock { state in
+            if state == .cancelled { return false }
+            state = .submitted
+            return true
+        }
+    }
+
+    /// Marks the request cancelled. Returns `true` when a loop already holds it and must be told.
+    func cancel() -> Bool {
+        state.withLock { state in
+            let wasSubmitted = state == .submitted
+            state = .cancelled
+            return wasSubmitted
+        }
+    }
+
+    /// Whether ``cancel()`` has been called.
+    var isCancelled: Bool { state.withLock { $0 == .cancelled } }
+}
+
+/// A request on its way to an event loop.
+struct Job: Sendable {
+    let request: HTTPRequest
+    let token: RequestToken
+    let continuation: CheckedContinuation<TransferResult, Never>
+}
+
+/// A pooled libcurl easy handle plus its error buffer. Used only on its event loop's thread.
+final class EasyHandle {
+    let handle: UnsafeMutableRawPointer
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init?() {
+        guard let handle = curl_easy_init() else { return nil }
+        self.handle = handle
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    /// The error buffer's text; empty when libcurl wrote none.
+    var errorText: String { String(cString: errorBuffer) }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+}
+
+/// One in-flight transfer. Owned by the event loop's thread; libcurl callbacks receive it unretained.
+final class Transfer {
+    let job: Job
+    let easy: EasyHandle
+    let limit: Int
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    var headers: [HTTPHeader] = []
+    var body: [UInt8] = []
+    var tooLarge = false
+
+    init(job: Job, easy: EasyHandle, limit: Int) {
+        self.job = job
+        self.easy = easy
+        self.limit = limit
+    }
+
+    /// Frees the request header list.
+    func releaseHeaders() {
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+    }
+
+    /// Appends a chunk of the response body; `false` when the limit would be exceeded.
+    func appendBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        if body.count + chunk.count > limit {
+            tooLarge = true
+            return false
+        }
+        body.append(contentsOf: chunk)
+        return true
+    }
+
+    /// Records one raw header line; a status line starts a new response, dropping `1xx` headers.
+    func appendHeaderLine(_ line: UnsafeRawBufferPointer) {
+        var bytes = line[...]
+        while let last = bytes.last, last == 0x0D || last == 0x0A { bytes = bytes.dropLast() }
+        if bytes.isEmpty { return }
+        if bytes.starts(with: "HTTP/".utf8) {
+            headers.removeAll(keepingCapacity: true)
+            return
+        }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = String(decoding: bytes[..<colon], as: UTF8.self)
+        var value = bytes[bytes.index(after: colon)...]
+        while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+        while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+        headers.append(HTTPHeader(name, String(decoding: value, as: UTF8.self)))
+    }
+}

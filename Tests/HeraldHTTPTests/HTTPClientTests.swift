@@ -1,0 +1,305 @@
+import Foundation
+import HeraldHTTP
+import RouterTesting
+import Testing
+
+/// Runs `body` and returns the ``HTTPError`` it throws, recording an issue when it succeeds instead.
+private func httpError(
+    _ body: () async throws -> HTTPResponse, sourceLocation: SourceLocation = #_sourceLocation
+) async -> HTTPError? {
+    do {
+        let response = try await body()
+        Issue.record("expected an error, got status \(response.status)", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as HTTPError {
+        return error
+    } catch {
+        Issue.record("expected an HTTPError, got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+private func eventually(
+    timeout: Duration = .seconds(20), _ condition: () async throws -> Bool
+) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return false
+}
+
+@Suite("HTTPClient", .serialized)
+struct HTTPClientTests {
+    @Test("POST and GET round trip over HTTP/2 with headers and body")
+    func roundTripHTTP2() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route(
+            "/3/device/", method: "POST", [.json(200, #"{"ok":true}"#, headers: ["apns-id": "abc-1"])])
+        try await server.route("/info", method: "GET", [FakeHTTPResponse(status: 203, body: Array("hello".utf8))])
+
+        let post = try await client.send(
+            HTTPRequest(
+                url: server.baseURL + "/3/device/token1",
+                headers: [HTTPHeader("apns-topic", "com.example"), HTTPHeader("Content-Type", "application/json")],
+                body: Array(#"{"aps":{}}"#.utf8)))
+        #expect(post.status == 200)
+        #expect(post.version == .http2)
+        #expect(post.header("APNS-ID") == "abc-1")
+        #expect(post.header("content-type") == "application/json")
+        #expect(post.bodyText == #"{"ok":true}"#)
+
+        let get = try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/info?x=1"))
+        #expect(get.status == 203)
+        #expect(get.version == .http2)
+        #expect(get.bodyText == "hello")
+
+        let recorded = try await server.requests()
+        #expect(recorded.count == 2)
+        #expect(recorded.first?.method == "POST")
+        #expect(recorded.first?.path == "/3/device/token1")
+        #expect(recorded.first?.header("apns-topic") == "com.example")
+        #expect(recorded.first?.header("content-type") == "application/json")
+        #expect(recorded.first?.header("user-agent") == "herald/0.1")
+        #expect(recorded.first?.bodyText == #"{"aps":{}}"#)
+        #expect(recorded.first?.httpVersion == "2")
+        #expect(recorded.last?.method == "GET")
+        #expect(recorded.last?.path == "/info?x=1")
+        #expect(recorded.last?.body.isEmpty == true)
+
+        // Unrouted paths answer 404, which is a response, not an error.
+        let missing = try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/nothing"))
+        #expect(missing.status == 404)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("Falls back to HTTP/1.1 when the server does not offer h2")
+    func http1Fallback() async throws {
+        let server = try await FakeHTTPServer.start(http2: false)
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/", [.json(201, #"{"name":"m1"}"#)])
+        let response = try await client.send(
+            HTTPRequest(url: server.baseURL + "/v1/send", headers: [HTTPHeader("x-a", "1")], body: Array("abc".utf8)))
+        #expect(response.status == 201)
+        #expect(response.version == .http1_1)
+        #expect(response.bodyText == #"{"name":"m1"}"#)
+        let second = try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/again"))
+        #expect(second.status == 201)
+        let recorded = try await server.requests()
+        #expect(recorded.map(\.httpVersion) == ["1.1", "1.1"])
+        #expect(recorded.first?.bodyText == "abc")
+        #expect(recorded.first?.header("x-a") == "1")
+        #expect(recorded.first?.header("expect") == nil)
+        #expect(try await server.connectionCount() == 1)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("50 concurrent requests share one HTTP/2 connection")
+    func concurrentStreamsShareOneConnection() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile, maxConnectionsPerHost: 4))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, body: Array("ok".utf8), delay: .seconds(1))])
+        let url = server.baseURL + "/slow"
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    try await client.send(HTTPRequest(url: url + "/\(index)", body: Array("x".utf8))).status
+                }
+            }
+            var statuses: [Int] = []
+            for try await status in group { statuses.append(status) }
+            return statuses
+        }
+        #expect(statuses.count == 50)
+        #expect(statuses.allSatisfy { $0 == 200 })
+        let recorded = try await server.requests()
+        #expect(recorded.count == 50)
+        #expect(Set(recorded.map(\.connectionID)).count == 1)
+        #expect(recorded.allSatisfy { $0.httpVersion == "2" })
+        #expect(try await server.connectionCount() == 1)
+        #expect(client.connectionsOpened == 1)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("Sequential requests reuse the connection")
+    func sequentialReuse() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/", [.json(200, "{}")])
+        for index in 0..<5 {
+            let response = try await client.send(HTTPRequest(url: server.baseURL + "/n/\(index)", body: [1, 2, 3]))
+            #expect(response.status == 200)
+        }
+        #expect(try await server.connectionCount() == 1)
+        #expect(client.connectionsOpened == 1)
+        #expect(Set(try await server.requests().map(\.connectionID)).count == 1)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("A request exceeding its timeout fails with .timeout and the client keeps working")
+    func perRequestTimeout() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(10))])
+        try await server.route("/fast", [.json(200, "{}")])
+        // Warm the connection so that the timeout measures the response, not the handshake.
+        #expect(try await client.send(HTTPRequest(url: server.baseURL + "/fast")).status == 200)
+
+        let started = ContinuousClock.now
+        let error = await httpError {
+            try await client.send(HTTPRequest(url: server.baseURL + "/slow", timeout: .milliseconds(800)))
+        }
+        #expect(error?.code == .timeout)
+        #expect(error?.isTransient == true)
+        #expect(error?.curlCode == 28)
+        #expect(ContinuousClock.now - started < .seconds(8))
+
+        let after = try await client.send(HTTPRequest(url: server.baseURL + "/fast"))
+        #expect(after.status == 200)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("Cancelling the task cancels the transfer")
+    func cancellation() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        let url = server.baseURL + "/slow"
+        let started = ContinuousClock.now
+        let task = Task { () async -> HTTPError? in
+            await httpError { try await client.send(HTTPRequest(url: url)) }
+        }
+        // Cancel once the request is really in flight on the server.
+        #expect(try await eventually { try await server.requests().count == 1 })
+        task.cancel()
+        let error = await task.value
+        #expect(error?.code == .cancelled)
+        #expect(ContinuousClock.now - started < .seconds(25))
+
+        // A task cancelled before it sends fails at once, too.
+        let early = Task { () async -> HTTPError? in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await httpError { try await client.send(HTTPRequest(url: url)) }
+        }
+        #expect(await early.value?.code == .cancelled)
+
+        try await server.route("/fast", [.json(200, "{}")])
+        #expect(try await client.send(HTTPRequest(url: server.baseURL + "/fast")).status == 200)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("A response body over the limit fails with .responseTooLarge")
+    func boundedBody() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile, maxResponseBytes: 4096))
+        try await server.route("/big", [FakeHTTPResponse(status: 200, body: Array(repeating: 0x61, count: 100_000))])
+        try await server.route("/small", [FakeHTTPResponse(status: 200, body: Array(repeating: 0x62, count: 4096))])
+
+        let error = await httpError { try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/big")) }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.isTransient == false)
+
+        let perRequest = await httpError {
+            try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/small", maxResponseBytes: 100))
+        }
+        #expect(perRequest?.code == .responseTooLarge)
+
+        let fits = try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/small"))
+        #expect(fits.body.count == 4096)
+        let raised = try await client.send(
+            HTTPRequest(method: "GET", url: server.baseURL + "/big", maxResponseBytes: 200_000))
+        #expect(raised.body.count == 100_000)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("An untrusted certificate fails with .tls: verification is on")
+    func untrustedCertificate() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient()
+        let error = await httpError { try await client.send(HTTPRequest(url: server.baseURL + "/")) }
+        #expect(error?.code == .tls)
+        #expect(error?.message.isEmpty == false)
+        #expect(error?.isTransient == false)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("A refused connection fails with .connectFailed")
+    func connectionRefused() async throws {
+        let client = try HTTPClient()
+        let error = await httpError { try await client.send(HTTPRequest(url: "https://127.0.0.1:1/")) }
+        #expect(error?.code == .connectFailed)
+        #expect(error?.isTransient == true)
+        await client.shutdown()
+    }
+
+    @Test("Shutdown fails in-flight requests with .shutdown and later sends too")
+    func shutdownInFlight() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile, eventLoops: 2))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        let url = server.baseURL + "/slow"
+        let tasks = (0..<6).map { _ in
+            Task { () async -> HTTPError? in
+                await httpError { try await client.send(HTTPRequest(url: url)) }
+            }
+        }
+        #expect(try await eventually { try await server.requests().count == 6 })
+        let started = ContinuousClock.now
+        await client.shutdown()
+        #expect(ContinuousClock.now - started < .seconds(20))
+        for task in tasks { #expect(await task.value?.code == .shutdown) }
+        let after = await httpError { try await client.send(HTTPRequest(url: url)) }
+        #expect(after?.code == .shutdown)
+        await client.shutdown()  // idempotent
+        await server.stop()
+    }
+
+    @Test("Malformed requests are rejected before they reach the wire")
+    func invalidRequests() async throws {
+        let client = try HTTPClient()
+        let injected = await httpError {
+            try await client.send(HTTPRequest(url: "https://127.0.0.1:1/", headers: [HTTPHeader("x", "a\r\nb: c")]))
+        }
+        #expect(injected?.code == .invalidRequest)
+        let method = await httpError { try await client.send(HTTPRequest(method: "GE T", url: "https://127.0.0.1:1/")) }
+        #expect(method?.code == .invalidRequest)
+        let scheme = await httpError { try await client.send(HTTPRequest(url: "file:///etc/passwd")) }
+        #expect(scheme?.code == .invalidRequest)
+        let url = await httpError { try await client.send(HTTPRequest(url: "")) }
+        #expect(url?.code == .invalidRequest)
+        #expect(throws: HTTPError.self) { try HTTPClient(configuration: .init(eventLoops: 0)) }
+        await client.shutdown()
+    }
+
+    @Test("Requests spread over several event loops")
+    func multipleLoops() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile, eventLoops: 3))
+        try await server.route("/", [.json(200, "{}")])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<30 {
+                group.addTask {
+                    let response = try await client.send(HTTPRequest(url: server.baseURL + "/m/\(index)"))
+                    #expect(response.status == 200)
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Each loop has its own connection cache: at most one connection per loop.
+        #expect(client.connectionsOpened <= 3)
+        #expect(try await server.connectionCount() == client.connectionsOpened)
+        await client.shutdown()
+        await server.stop()
+    }
+}
