@@ -4,7 +4,7 @@ import PackageDescription
 
 let package = Package(
     name: "Herald",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ChannelAPI", targets: ["ChannelAPI"]),
         .library(name: "Router", targets: ["Router"]),

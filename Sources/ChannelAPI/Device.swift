@@ -210,3 +210,13 @@ enum Base64Check {
         return body.count * 3 / 4
     }
 }
+
+extension Device {
+    /// Checks a device built in code against the same rules as ``init(json:)``.
+    public static func validate(_ device: Device) throws(ValidationError) {
+        let parsed = try Device(json: device.json)
+        guard parsed.namespace == device.namespace, parsed.deviceId == device.deviceId else {
+            throw ValidationError(field: "device", "fields must not contain namespace, deviceId or platform")
+        }
+    }
+}

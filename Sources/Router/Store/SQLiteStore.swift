@@ -26,7 +26,7 @@ public final class SQLiteStore: HeraldStore {
                 CREATE INDEX devices_address ON devices(address);
                 CREATE TABLE notifications(
                   id TEXT PRIMARY KEY, namespace TEXT NOT NULL, type TEXT NOT NULL, tag TEXT,
-                  body TEXT NOT NULL, created_at INTEGER NOT NULL);
+                  body TEXT NOT NULL, steps TEXT NOT NULL DEFAULT '[]', created_at INTEGER NOT NULL);
                 CREATE INDEX notifications_namespace ON notifications(namespace, created_at);
                 CREATE TABLE deliveries(
                   id TEXT PRIMARY KEY,
@@ -163,14 +163,16 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Notifications and outbox
 
-    public func insertNotification(_ notification: Notification, deliveries: [DeliveryRecord], now: Date) throws {
+    public func insertNotification(
+        _ notification: ChannelAPI.Notification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
+    ) throws {
         try db.transaction { c in
             try c.run(
-                "INSERT INTO notifications(id, namespace, type, tag, body, created_at) VALUES(?, ?, ?, ?, ?, ?)",
+                "INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at) VALUES(?, ?, ?, ?, ?, ?, ?)",
                 [
                     .text(notification.id), .text(notification.namespace), .text(notification.type),
                     SQLiteStore.text(notification.collapseTag), .text(notification.json.canonicalString),
-                    SQLiteStore.ms(now),
+                    .text(JSONValue.array(steps.map(\.json)).canonicalString), SQLiteStore.ms(now),
                 ])
             for d in deliveries {
                 try c.run(
@@ -187,14 +189,14 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
-    public func notification(id: String) throws -> (Notification, createdAt: Date)? {
-        guard let row = try db.query("SELECT body, created_at FROM notifications WHERE id = ?", [.text(id)]).first else {
-            return nil
-        }
+    public func notification(id: String) throws -> StoredNotification? {
+        guard let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = ?", [.text(id)]).first
+        else { return nil }
         guard let body = row.string("body"), let n = try? Notification(jsonText: body),
-            let at = SQLiteStore.date(row["created_at"])
+            let at = SQLiteStore.date(row["created_at"]),
+            let stepsText = row.string("steps"), let steps = try? JSONValue.parse(stepsText).arrayValue
         else { throw StoreError.corrupt("notification \(id)") }
-        return (n, at)
+        return StoredNotification(notification: n, createdAt: at, steps: steps.compactMap(StepRule.init(json:)))
     }
 
     public func deliveries(notificationId: String) throws -> [DeliveryRecord] {
@@ -380,9 +382,9 @@ public final class SQLiteStore: HeraldStore {
         sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
         args.append(.integer(Int64(limit)))
         return try db.query(sql, args).compactMap { row -> HistoryEntry? in
-            guard let nid = row.string("id"), let (n, at) = try notification(id: nid) else { return nil }
+            guard let nid = row.string("id"), let stored = try notification(id: nid) else { return nil }
             return HistoryEntry(
-                notification: n, createdAt: at, deliveries: try deliveries(notificationId: nid),
+                notification: stored.notification, createdAt: stored.createdAt, deliveries: try deliveries(notificationId: nid),
                 events: try events(notificationId: nid))
         }
     }

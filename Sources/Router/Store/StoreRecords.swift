@@ -181,7 +181,7 @@ public struct LifecycleEvent: Sendable, Equatable {
 /// A stored notification with its deliveries and events.
 public struct HistoryEntry: Sendable {
     /// The notification.
-    public var notification: Notification
+    public var notification: ChannelAPI.Notification
     /// When it was accepted.
     public var createdAt: Date
     /// Its deliveries.
@@ -191,12 +191,15 @@ public struct HistoryEntry: Sendable {
 
     /// JSON for `herald history --format json`.
     public var json: JSONValue {
-        .object([
-            "id": .string(notification.id), "namespace": .string(notification.namespace),
-            "type": .string(notification.type), "title": notification.title.map { .string($0) } ?? .null,
-            "createdAt": .string(ISO8601DateFormatter().string(from: createdAt)),
-            "deliveries": .array(deliveries.map(\.reportJSON)), "events": .array(events.map(\.json)),
-        ])
+        var o: [String: JSONValue] = [:]
+        o["id"] = .string(notification.id)
+        o["namespace"] = .string(notification.namespace)
+        o["type"] = .string(notification.type)
+        o["title"] = notification.title.map { .string($0) } ?? .null
+        o["createdAt"] = .string(ISO8601DateFormatter().string(from: createdAt))
+        o["deliveries"] = .array(deliveries.map(\.reportJSON))
+        o["events"] = .array(events.map(\.json))
+        return .object(o)
     }
 }
 
@@ -206,4 +209,50 @@ public struct UpsertResult: Sendable, Equatable {
     public var created: Bool
     /// Other registrations that held the same token/address and were removed (moved).
     public var moved: [String]
+}
+
+/// The run-time rules of one planned step, stored with the notification so that a resumed
+/// delivery (after a crash or a reload) follows the plan it was made under.
+public struct StepRule: Sendable, Equatable {
+    /// `all` or `first`.
+    public var mode: RouteStep.Mode
+    /// The step's `unless-delivered`, if any.
+    public var unlessDelivered: RouteStep.UnlessDelivered?
+    /// The step's time budget.
+    public var timeout: Duration?
+
+    /// Creates a rule.
+    public init(mode: RouteStep.Mode, unlessDelivered: RouteStep.UnlessDelivered?, timeout: Duration?) {
+        self.mode = mode
+        self.unlessDelivered = unlessDelivered
+        self.timeout = timeout
+    }
+
+    var json: JSONValue {
+        var o: [String: JSONValue] = ["mode": .string(mode.rawValue)]
+        if let u = unlessDelivered { o["unlessDelivered"] = u.json }
+        if let t = timeout { o["timeoutMs"] = .number(Double(t.milliseconds)) }
+        return .object(o)
+    }
+
+    init?(json: JSONValue) {
+        guard let m = json["mode"]?.stringValue, let mode = RouteStep.Mode(rawValue: m) else { return nil }
+        self.mode = mode
+        switch json["unlessDelivered"] {
+        case .string("any"): unlessDelivered = .any
+        case .array(let a): unlessDelivered = .channels(a.compactMap(\.stringValue))
+        default: unlessDelivered = nil
+        }
+        timeout = json["timeoutMs"]?.intValue.map { .milliseconds($0) }
+    }
+}
+
+/// A notification as stored.
+public struct StoredNotification: Sendable {
+    /// The notification.
+    public var notification: ChannelAPI.Notification
+    /// When it was accepted.
+    public var createdAt: Date
+    /// The step rules it was planned with, by step index.
+    public var steps: [StepRule]
 }

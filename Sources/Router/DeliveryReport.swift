@@ -1,0 +1,29 @@
+import ChannelAPI
+
+/// What `send` returns (contract §5): one entry per planned delivery with its current outcome.
+public struct DeliveryReport: Sendable {
+    /// The notification id.
+    public var id: String
+    /// Its namespace.
+    public var namespace: String
+    /// The deliveries.
+    public var deliveries: [DeliveryRecord]
+
+    /// The contract JSON.
+    public var json: JSONValue {
+        .object([
+            "id": .string(id), "namespace": .string(namespace), "deliveries": .array(deliveries.map(\.reportJSON)),
+        ])
+    }
+
+    /// The deliveries with a given outcome.
+    public func deliveries(_ state: DeliveryState) -> [DeliveryRecord] { deliveries.filter { $0.state == state } }
+}
+
+/// What a drain did.
+public struct DrainSummary: Sendable, Equatable {
+    /// Deliveries attempted.
+    public var attempted: Int
+    /// Deliveries still pending or waiting for a retry.
+    public var remaining: Int
+}

@@ -1,0 +1,308 @@
+import ChannelAPI
+import Foundation
+
+/// Runs planned deliveries: step by step, the channels of a step concurrently, recording every
+/// outcome in the outbox. Resumable: everything it decides is read back from the store, so the
+/// same code completes a notification after a crash or continues it after a reload.
+struct Executor: Sendable {
+    let store: any HeraldStore
+    let clock: any HeraldClock
+    let random: any RandomSource
+    let events: EventHub
+    let logger: ChannelLogger
+    /// Lease owner id of this process.
+    let owner: String
+    /// Targets handed to a channel per call (bounds memory and what a crash can lose).
+    var chunkSize = 500
+
+    // MARK: First attempts, step by step
+
+    /// Runs every pending delivery of a notification, honouring step order and conditions.
+    func execute(notificationId: String, graph: RouterGraph) async throws {
+        guard let stored = try store.notification(id: notificationId) else { return }
+        var records = try store.deliveries(notificationId: notificationId)
+        let stepIndexes = Array(Set(records.map(\.step))).sorted()
+        for index in stepIndexes {
+            let rule = stored.steps[safe: index] ?? StepRule(mode: .all, unlessDelivered: nil, timeout: nil)
+            let inStep = records.filter { $0.step == index }
+            guard inStep.contains(where: { $0.state == .pending }) else { continue }
+            if let unless = rule.unlessDelivered {
+                let deliveredEarlier = Set(records.filter { $0.step < index && $0.state == .delivered }.map(\.channel))
+                let hits: [String] =
+                    switch unless {
+                    case .any: deliveredEarlier.sorted()
+                    case .channels(let names): names.filter { deliveredEarlier.contains($0) }
+                    }
+                if !hits.isEmpty {
+                    try suppress(inStep.filter { $0.state == .pending }, reason: "unless-delivered: \(hits.joined(separator: ", "))")
+                    records = try store.deliveries(notificationId: notificationId)
+                    continue
+                }
+            }
+            let deadline = rule.timeout.map { clock.now().adding($0) }
+            let channelsInOrder = orderedChannels(inStep)
+            switch rule.mode {
+            case .all:
+                await withTaskGroup(of: Void.self) { group in
+                    for channel in channelsInOrder {
+                        group.addTask {
+                            await self.runPending(stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
+                        }
+                    }
+                }
+            case .first:
+                for (i, channel) in channelsInOrder.enumerated() {
+                    let already = records.contains { $0.step == index && $0.channel == channel && $0.state == .delivered }
+                    if !already {
+                        await runPending(stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
+                    }
+                    let now = try store.deliveries(notificationId: notificationId)
+                    if now.contains(where: { $0.step == index && $0.channel == channel && $0.state == .delivered }) {
+                        let rest = Set(channelsInOrder[(i + 1)...])
+                        try suppress(
+                            now.filter { $0.step == index && rest.contains($0.channel) && $0.state == .pending },
+                            reason: "mode first: delivered by \(channel)")
+                        break
+                    }
+                }
+            }
+            records = try store.deliveries(notificationId: notificationId)
+        }
+    }
+
+    private func orderedChannels(_ records: [DeliveryRecord]) -> [String] {
+        var seen: [String: Int] = [:]
+        for r in records where seen[r.channel] == nil { seen[r.channel] = r.position }
+        return seen.sorted { $0.value < $1.value }.map(\.key)
+    }
+
+    private func suppress(_ records: [DeliveryRecord], reason: String) throws {
+        guard !records.isEmpty else { return }
+        let now = clock.now()
+        try store.suppress(deliveryIds: records.map(\.id), reason: reason, now: now)
+        for var r in records {
+            r.state = .suppressed
+            r.reason = reason
+            r.updatedAt = now
+            events.emit(.delivery(r))
+        }
+    }
+
+    private func runPending(stored: StoredNotification, step: Int, channel: String, graph: RouterGraph, deadline: Date?)
+        async
+    {
+        let spec = graph.spec(channel)
+        let lease = (spec?.timeout ?? .seconds(30)) * 2 + .seconds(30)
+        let claimed: [DeliveryRecord]
+        do {
+            claimed = try store.claimPending(
+                notificationId: stored.notification.id, step: step, channel: channel, owner: owner,
+                until: clock.now().adding(lease), now: clock.now())
+        } catch {
+            logger.error("cannot claim deliveries", ["channel": channel, "error": "\(error)"])
+            return
+        }
+        await attempt(claimed, notification: stored.notification, graph: graph, deadline: deadline)
+    }
+
+    // MARK: Retries
+
+    /// Claims and attempts every due retry; returns how many deliveries were attempted.
+    func runDueRetries(graph: RouterGraph, limit: Int = 5_000) async throws -> Int {
+        let due = try store.claimDue(owner: owner, until: clock.now().adding(.seconds(120)), now: clock.now(), limit: limit)
+        guard !due.isEmpty else { return 0 }
+        var groups: [String: [DeliveryRecord]] = [:]
+        var order: [String] = []
+        for r in due {
+            let key = r.notificationId + "\u{0}" + r.channel
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(r)
+        }
+        for key in order {
+            guard let records = groups[key], let first = records.first else { continue }
+            guard let stored = try store.notification(id: first.notificationId) else { continue }
+            await attempt(records, notification: stored.notification, graph: graph, deadline: nil)
+        }
+        return due.count
+    }
+
+    // MARK: One batch through one channel
+
+    /// Attempts `records` (all of one notification and one channel), in chunks, recording results.
+    func attempt(_ records: [DeliveryRecord], notification: Notification, graph: RouterGraph, deadline: Date?) async {
+        guard let first = records.first else { return }
+        let channelName = first.channel
+        guard let spec = graph.spec(channelName), let channel = graph.channels[channelName] else {
+            recordFinal(records, state: .failed, reason: "channel \(channelName) is no longer configured", notification: notification, graph: graph)
+            return
+        }
+        guard spec.enabled else {
+            recordFinal(records, state: .suppressed, reason: "channel \(channelName) is disabled", notification: notification, graph: graph)
+            return
+        }
+        var pendingBadge: Int?
+        if spec.badgePendingTags {
+            pendingBadge = try? store.pendingTagCount(namespace: notification.namespace)
+        }
+        var start = 0
+        while start < records.count {
+            let chunk = Array(records[start..<min(records.count, start + chunkSize)])
+            start += chunkSize
+            await attemptChunk(
+                chunk, channel: channel, spec: spec, notification: notification, pendingBadge: pendingBadge,
+                deadline: deadline)
+        }
+    }
+
+    private func attemptChunk(
+        _ chunk: [DeliveryRecord], channel: any Channel, spec: ChannelSpec, notification: Notification,
+        pendingBadge: Int?, deadline: Date?
+    ) async {
+        // Resolve the devices now: a re-registration since planning (new token) is honoured, and a
+        // device unregistered since then is not delivered to.
+        var targets: [DeliveryTarget] = []
+        var byKey: [String: (DeliveryRecord, Device?)] = [:]
+        var gone: [AttemptRecord] = []
+        for r in chunk {
+            if let deviceId = r.deviceId, let platform = r.platform {
+                let device = try? store.device(namespace: notification.namespace, deviceId: deviceId, platform: platform)
+                guard let device else {
+                    gone.append(AttemptRecord(deliveryId: r.id, attempt: r.attempts, state: .failed, reason: "device is no longer registered"))
+                    continue
+                }
+                targets.append(DeliveryTarget(device: device, deliveryId: r.id, attempt: r.attempts + 1))
+                byKey[Executor.key(deviceId, platform)] = (r, device)
+            } else {
+                targets.append(DeliveryTarget(device: nil, deliveryId: r.id, attempt: r.attempts + 1))
+                byKey[Executor.key(nil, nil)] = (r, nil)
+            }
+        }
+        var timeout = spec.timeout
+        if let deadline {
+            let left = Duration.milliseconds(Int64(deadline.timeIntervalSince(clock.now()) * 1000))
+            timeout = min(timeout, max(left, .milliseconds(1)))
+        }
+        var results: [DeliveryResult] = []
+        var timedOut = false
+        if !targets.isEmpty {
+            let request = DeliveryRequest(notification: notification, targets: targets, pendingBadge: pendingBadge)
+            if let r = await Executor.withTimeout(timeout, { await channel.deliver(request) }) {
+                results = r
+            } else {
+                timedOut = true
+            }
+        }
+        let now = clock.now()
+        var attempts = gone
+        var seen: Set<String> = []
+        for result in results {
+            let key = Executor.key(result.deviceId, result.platform)
+            let fallbackKey = byKey[key] == nil ? byKey.keys.first(where: { $0.hasPrefix((result.deviceId ?? "") + "\u{0}") }) : key
+            guard let k = fallbackKey, let (record, device) = byKey[k], !seen.contains(k) else { continue }
+            seen.insert(k)
+            attempts.append(attemptRecord(for: result, record: record, device: device, spec: spec, notification: notification, now: now))
+        }
+        for (k, (record, device)) in byKey where !seen.contains(k) {
+            let reason = timedOut ? "timed out after \(timeout.milliseconds)ms" : "channel returned no result for this device"
+            let synthetic = DeliveryResult(deviceId: record.deviceId, platform: record.platform, outcome: .retry, reason: reason)
+            attempts.append(attemptRecord(for: synthetic, record: record, device: device, spec: spec, notification: notification, now: now))
+        }
+        do {
+            let removed = try store.record(attempts, now: now)
+            for d in removed {
+                let reason = attempts.first { $0.removeDevice?.deviceId == d.deviceId }?.reason ?? "dead"
+                events.emit(.deviceRemoved(d, channel: spec.name, reason: reason))
+            }
+        } catch {
+            logger.error("cannot record delivery results", ["channel": spec.name, "error": "\(error)"])
+            return
+        }
+        if events.hasSubscribers {
+            let byId = Dictionary(uniqueKeysWithValues: chunk.map { ($0.id, $0) })
+            for a in attempts {
+                guard var r = byId[a.deliveryId] else { continue }
+                r.state = a.state
+                r.attempts = a.attempt
+                r.status = a.status
+                r.reason = a.reason
+                r.nextAttemptAt = a.nextAttemptAt
+                r.providerMessageId = a.providerMessageId ?? r.providerMessageId
+                r.updatedAt = now
+                events.emit(.delivery(r))
+            }
+        }
+    }
+
+    private func attemptRecord(
+        for result: DeliveryResult, record: DeliveryRecord, device: Device?, spec: ChannelSpec,
+        notification: Notification, now: Date
+    ) -> AttemptRecord {
+        let attempt = record.attempts + 1
+        switch result.outcome {
+        case .delivered:
+            return AttemptRecord(
+                deliveryId: record.id, attempt: attempt, state: .delivered, status: result.status,
+                reason: result.reason, providerMessageId: result.providerMessageId, details: result.details)
+        case .failed, .suppressed:
+            return AttemptRecord(
+                deliveryId: record.id, attempt: attempt, state: result.outcome == .failed ? .failed : .suppressed,
+                status: result.status, reason: result.reason, details: result.details)
+        case .dead:
+            var remove: (namespace: String, deviceId: String, platform: String, address: String?)?
+            if let device { remove = (device.namespace, device.deviceId, device.platform, device.address) }
+            return AttemptRecord(
+                deliveryId: record.id, attempt: attempt, state: .dead, status: result.status, reason: result.reason,
+                details: result.details, removeDevice: remove)
+        case .retry:
+            let expires = createdAtPlusTTL(notification)
+            let decision = spec.retry.decide(
+                attempt: attempt, now: now, retryAfter: result.retryAfter, expiresAt: expires,
+                jitter: random.unitInterval())
+            switch decision {
+            case .retry(let at):
+                return AttemptRecord(
+                    deliveryId: record.id, attempt: attempt, state: .retry, nextAttemptAt: at, status: result.status,
+                    reason: result.reason, details: result.details)
+            case .giveUp(let why):
+                let reason = [why, result.reason].compactMap { $0 }.joined(separator: ": ")
+                return AttemptRecord(
+                    deliveryId: record.id, attempt: attempt, state: .failed, status: result.status, reason: reason,
+                    details: result.details)
+            }
+        }
+    }
+
+    /// The notification's expiry: its creation time plus `ttl` (read from the store).
+    private func createdAtPlusTTL(_ notification: Notification) -> Date? {
+        guard let ttl = notification.ttl, let stored = try? store.notification(id: notification.id) else { return nil }
+        return stored.createdAt.addingTimeInterval(TimeInterval(ttl))
+    }
+
+    private func recordFinal(
+        _ records: [DeliveryRecord], state: DeliveryState, reason: String, notification: Notification, graph: RouterGraph
+    ) {
+        let attempts = records.map { AttemptRecord(deliveryId: $0.id, attempt: $0.attempts, state: state, reason: reason) }
+        _ = try? store.record(attempts, now: clock.now())
+        for var r in records {
+            r.state = state
+            r.reason = reason
+            events.emit(.delivery(r))
+        }
+    }
+
+    static func key(_ deviceId: String?, _ platform: String?) -> String { (deviceId ?? "") + "\u{0}" + (platform ?? "") }
+
+    /// Runs `operation`, returning nil when it does not finish within `timeout` (it is then cancelled).
+    static func withTimeout<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { await operation() }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}

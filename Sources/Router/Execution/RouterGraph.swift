@@ -1,0 +1,46 @@
+import ChannelAPI
+import HeraldHTTP
+
+/// A loaded config with its channel instances: the immutable unit that a reload swaps.
+/// In-flight deliveries keep the graph they started with.
+final class RouterGraph: Sendable {
+    let config: HeraldConfig
+    let channels: [String: any Channel]
+
+    init(config: HeraldConfig, channels: [String: any Channel]) {
+        self.config = config
+        self.channels = channels
+    }
+
+    /// Builds every channel through its factory; channel-specific config errors surface here.
+    static func build(
+        config: HeraldConfig, registry: ChannelRegistry, http: HTTPClient, clock: any HeraldClock,
+        random: any RandomSource, logSink: any LogSink, store: any HeraldStore
+    ) throws(ConfigError) -> RouterGraph {
+        var channels: [String: any Channel] = [:]
+        for spec in config.channels {
+            guard let factory = registry.factory(for: spec.type) else {
+                throw spec.node.error("unknown channel type '\(spec.type)'")
+            }
+            let channelConfig = try ChannelConfig(
+                name: spec.name, node: spec.node, ignoring: ConfigLoader.commonChannelKeys, allowHosts: spec.allowHosts)
+            let context = ChannelContext(
+                name: spec.name, http: http, clock: clock, random: random,
+                logger: ChannelLogger(source: spec.name, sink: logSink, clock: clock), state: store.channelState(spec.name))
+            let channel = try factory.make(channelConfig, context)
+            try channelConfig.finish()
+            channels[spec.name] = channel
+        }
+        return RouterGraph(config: config, channels: channels)
+    }
+
+    func spec(_ name: String) -> ChannelSpec? { config.channel(name) }
+
+    /// Enabled channels serving `platform`.
+    func channelsServing(_ platform: String) -> [(ChannelSpec, any Channel)] {
+        config.channels.compactMap { s in
+            guard s.platforms.contains(platform), let c = channels[s.name] else { return nil }
+            return (s, c)
+        }
+    }
+}

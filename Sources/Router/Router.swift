@@ -1,0 +1,352 @@
+import ChannelAPI
+import Foundation
+import HeraldHTTP
+import Synchronization
+
+/// The embedding API: a router built from a YAML file or a config value, with a device registry,
+/// `send`, an outbox worker and an event stream.
+///
+/// ```swift
+/// let router = try await Router(configPath: "herald.yaml", registry: HeraldChannels.registry)
+/// try await router.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "…"]))
+/// let report = try await router.send(Notification(title: "Build finished"))
+/// ```
+public final class Router: Sendable {
+    /// The store in use.
+    public let store: any HeraldStore
+    let registry: ChannelRegistry
+    let options: RouterOptions
+    let http: HTTPClient
+    let hub = EventHub()
+    let graph: Mutex<RouterGraph>
+    let configPath: String?
+    let logSink: any LogSink
+    let logger: ChannelLogger
+    let owner: String
+    let ownsStore: Bool
+
+    /// Builds a router from the YAML file at `configPath`.
+    public convenience init(configPath: String, registry: ChannelRegistry, options: RouterOptions = RouterOptions())
+        async throws
+    {
+        let config = try ConfigLoader.load(path: configPath, environment: options.environment, registry: registry)
+        try await self.init(config: config, registry: registry, options: options, path: configPath)
+    }
+
+    /// Builds a router from a loaded config value.
+    public convenience init(config: HeraldConfig, registry: ChannelRegistry, options: RouterOptions = RouterOptions())
+        async throws
+    {
+        try await self.init(config: config, registry: registry, options: options, path: nil)
+    }
+
+    init(config: HeraldConfig, registry: ChannelRegistry, options: RouterOptions, path: String?) async throws {
+        self.registry = registry
+        self.options = options
+        self.configPath = path
+        var httpConfig = options.http
+        if httpConfig.caFile == nil { httpConfig.caFile = config.caFile }
+        self.http = try HTTPClient(configuration: httpConfig)
+        if let s = options.store {
+            store = s
+            ownsStore = false
+        } else {
+            store = try SQLiteStore(path: config.storePath)
+            ownsStore = true
+        }
+        logSink = options.logSink ?? StandardErrorLogSink(minimumLevel: config.logLevel)
+        logger = ChannelLogger(source: "router", sink: logSink, clock: options.clock)
+        owner = "pid:\(getpid()):\(UUID().uuidString.prefix(8))"
+        let built = try RouterGraph.build(
+            config: config, registry: registry, http: http, clock: options.clock, random: options.random,
+            logSink: logSink, store: store)
+        graph = Mutex(built)
+    }
+
+    var currentGraph: RouterGraph { graph.withLock { $0 } }
+
+    var executor: Executor {
+        Executor(store: store, clock: options.clock, random: options.random, events: hub, logger: logger, owner: owner)
+    }
+
+    /// The config in force.
+    public var config: HeraldConfig { currentGraph.config }
+
+    /// A channel instance by name (for channel-specific features such as `keys vapid`).
+    public func channel(named name: String) -> (any Channel)? { currentGraph.channels[name] }
+
+    /// A new subscription to router events. Each call returns an independent stream.
+    public func events() -> AsyncStream<RouterEvent> { hub.subscribe() }
+
+    // MARK: Devices
+
+    /// Validates a device (generic rules, then every channel that serves its platform) and upserts it.
+    /// Throws ``ValidationError`` naming the field; nothing is stored then.
+    @discardableResult
+    public func register(_ device: Device) async throws -> UpsertResult {
+        try Device.validate(device)
+        let serving = currentGraph.channelsServing(device.platform)
+        guard !serving.isEmpty else {
+            throw ValidationError(field: "platform", "no channel in the config serves platform '\(device.platform)'")
+        }
+        var checked = device
+        for (_, channel) in serving { checked = try await channel.validateRegistration(checked) }
+        let result = try store.upsertDevice(checked, now: options.clock.now())
+        for (_, channel) in serving { await channel.didRegister(checked) }
+        return result
+    }
+
+    /// Unregisters by id (every platform when `platform` is nil). Returns how many were removed.
+    @discardableResult
+    public func unregister(namespace: String = "default", deviceId: String, platform: String? = nil) throws -> Int {
+        try store.removeDevice(namespace: namespace, deviceId: deviceId, platform: platform)
+    }
+
+    /// Unregisters by token (or other address). Returns how many were removed.
+    @discardableResult
+    public func unregister(namespace: String = "default", token: String) throws -> Int {
+        try store.removeDevice(namespace: namespace, address: token)
+    }
+
+    /// Registered devices.
+    public func devices(namespace: String? = nil) throws -> [Device] { try store.devices(namespace: namespace) }
+
+    // MARK: Sending
+
+    /// The plan for `notification` without sending anything.
+    public func explain(_ notification: ChannelAPI.Notification) throws -> DeliveryPlan {
+        let g = currentGraph
+        let devices = try store.devices(namespace: notification.namespace)
+        return Planner.plan(notification, config: g.config, facts: PlanningFacts(devices: devices))
+    }
+
+    /// Routes one notification: plans it, persists it with every planned delivery (one
+    /// transaction), then runs the first attempts step by step and returns the report. Transient
+    /// failures stay queued in the outbox for ``drain(untilEmpty:timeout:)`` or ``run()``.
+    public func send(_ notification: ChannelAPI.Notification) async throws -> DeliveryReport {
+        let g = currentGraph
+        let now = options.clock.now()
+        let (routeName, steps) = g.config.routes.route(for: notification.namespace)
+        var cooled: Set<Int> = []
+        if let tag = notification.collapseTag {
+            let keys = steps.enumerated().compactMap { i, s in s.cooldown.map { (key: "\(routeName)#\(i)", window: $0) } }
+            if !keys.isEmpty {
+                let hits = try store.touchCooldowns(namespace: notification.namespace, tag: tag, keys: keys, now: now)
+                cooled = Set(steps.indices.filter { hits.contains("\(routeName)#\($0)") })
+            }
+        }
+        let devices = try store.devices(namespace: notification.namespace)
+        let plan = Planner.plan(notification, config: g.config, facts: PlanningFacts(devices: devices, cooledDownSteps: cooled))
+        let (rules, records) = Router.outboxRows(plan: plan, now: now)
+        try store.insertNotification(notification, steps: rules, deliveries: records, now: now)
+        if let tag = notification.collapseTag {
+            try store.addBadgeTag(namespace: notification.namespace, tag: tag, now: now)
+        }
+        for r in records where r.state == .suppressed { hub.emit(.delivery(r)) }
+        try await executor.execute(notificationId: notification.id, graph: g)
+        return DeliveryReport(
+            id: notification.id, namespace: notification.namespace,
+            deliveries: try store.deliveries(notificationId: notification.id))
+    }
+
+    /// Turns a plan into outbox rows: one per (applicable step, enabled channel, device), one per
+    /// sink; steps suppressed at plan time are recorded as `suppressed` at once.
+    static func outboxRows(plan: DeliveryPlan, now: Date) -> ([StepRule], [DeliveryRecord]) {
+        var rules: [StepRule] = []
+        var rows: [DeliveryRecord] = []
+        for step in plan.steps {
+            rules.append(StepRule(mode: step.mode, unlessDelivered: step.unlessDelivered, timeout: step.timeout))
+            guard step.applies else { continue }
+            let state: DeliveryState = step.suppression == nil ? .pending : .suppressed
+            for (position, channel) in step.channels.enumerated() where channel.enabled {
+                if channel.isSink {
+                    rows.append(
+                        DeliveryRecord(
+                            id: UUID().uuidString.lowercased(), notificationId: plan.notificationId, step: step.index,
+                            position: position, channel: channel.name, deviceId: nil, platform: nil, state: state,
+                            reason: step.suppression, updatedAt: now))
+                } else {
+                    for d in channel.devices {
+                        rows.append(
+                            DeliveryRecord(
+                                id: UUID().uuidString.lowercased(), notificationId: plan.notificationId,
+                                step: step.index, position: position, channel: channel.name, deviceId: d.deviceId,
+                                platform: d.platform, state: state, reason: step.suppression, updatedAt: now))
+                    }
+                }
+            }
+        }
+        return (rules, rows)
+    }
+
+    // MARK: Outbox
+
+    /// Completes pending deliveries left by a crash and runs due retries. With `untilEmpty`, keeps
+    /// going (sleeping until the next retry is due) until nothing is pending or `timeout` passes.
+    @discardableResult
+    public func drain(untilEmpty: Bool = false, timeout: Duration? = nil) async throws -> DrainSummary {
+        let started = options.clock.now()
+        var attempted = 0
+        try releaseDeadLeases()
+        while true {
+            let g = currentGraph
+            for id in try store.notificationsWithPendingDeliveries(now: options.clock.now()) {
+                let before = try store.deliveries(notificationId: id).filter { $0.state == .pending }.count
+                try await executor.execute(notificationId: id, graph: g)
+                attempted += before
+            }
+            attempted += try await executor.runDueRetries(graph: g)
+            let counts = try store.deliveryCounts()
+            let remaining = (counts[.pending] ?? 0) + (counts[.retry] ?? 0)
+            guard untilEmpty, remaining > 0 else { return DrainSummary(attempted: attempted, remaining: remaining) }
+            let now = options.clock.now()
+            if let timeout, now >= started.adding(timeout) {
+                return DrainSummary(attempted: attempted, remaining: remaining)
+            }
+            var wait: Duration = .seconds(1)
+            if let next = try store.nextDueTime() {
+                wait = .milliseconds(max(1, min(Int64(next.timeIntervalSince(now) * 1000), 60_000)))
+            }
+            if let timeout {
+                let left = Int64(started.adding(timeout).timeIntervalSince(now) * 1000)
+                wait = min(wait, .milliseconds(max(1, left)))
+            }
+            try await options.clock.sleep(for: wait)
+        }
+    }
+
+    /// Releases outbox leases held by processes that are no longer running (crash recovery).
+    func releaseDeadLeases() throws {
+        let dead = try store.leaseOwners().filter { owner in
+            guard owner != self.owner else { return false }
+            let parts = owner.split(separator: ":")
+            guard parts.count >= 2, parts[0] == "pid", let pid = Int32(parts[1]) else { return true }
+            if pid == getpid() { return false }
+            return kill(pid, 0) != 0 && errno == ESRCH
+        }
+        if !dead.isEmpty { try store.releaseLeases(ownedBy: dead) }
+    }
+
+    /// The long-running worker: receives inbound channel events, runs due retries, purges history
+    /// past retention. Returns when the calling task is cancelled.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            let g = currentGraph
+            for (_, channel) in g.channels {
+                group.addTask { await channel.receive(into: RouterEventSink(router: self)) }
+            }
+            group.addTask {
+                var lastPurge = Date.distantPast
+                while !Task.isCancelled {
+                    do {
+                        _ = try await self.drain()
+                        let now = self.options.clock.now()
+                        if now.timeIntervalSince(lastPurge) > 3600 {
+                            _ = try self.store.purge(before: now.addingTimeInterval(-self.config.retention.timeInterval))
+                            lastPurge = now
+                        }
+                        var wait: Duration = .seconds(1)
+                        if let next = try self.store.nextDueTime() {
+                            let ms = Int64(next.timeIntervalSince(now) * 1000)
+                            wait = .milliseconds(max(10, min(ms, 1000)))
+                        }
+                        try await self.options.clock.sleep(for: wait)
+                    } catch is CancellationError {
+                        return
+                    } catch {
+                        self.logger.error("worker pass failed", ["error": "\(error)"])
+                        try? await self.options.clock.sleep(for: .seconds(1))
+                    }
+                }
+            }
+            await group.waitForAll()
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Records a lifecycle event (received, tapped, dismissed, action) against a notification.
+    @discardableResult
+    public func recordEvent(_ event: ChannelEvent) throws -> LifecycleEvent {
+        let stored = try store.recordEvent(
+            LifecycleEvent(
+                notificationId: event.notificationId, kind: event.kind, actionId: event.actionId,
+                actionData: event.actionData, deviceId: event.deviceId, at: options.clock.now()))
+        hub.emit(.lifecycle(stored))
+        return stored
+    }
+
+    /// Waits for the first `action` event of a notification: returns at once when one was already
+    /// recorded, nil when `timeout` passes first.
+    public func waitForAction(notificationID: String, timeout: Duration) async throws -> LifecycleEvent? {
+        let stream = hub.subscribe()
+        if let e = try store.events(notificationId: notificationID).first(where: { $0.kind == .action }) { return e }
+        guard try store.notification(id: notificationID) != nil else {
+            throw StoreError.unknownNotification(notificationID)
+        }
+        return await Executor.withTimeout(timeout) {
+            for await event in stream {
+                if case .lifecycle(let e) = event, e.notificationId == notificationID, e.kind == .action { return e }
+            }
+            return nil
+        } ?? nil
+    }
+
+    /// An engagement signal: the person looked, so the namespace's pending-tags badge resets.
+    public func engaged(namespace: String) throws { try store.clearBadge(namespace: namespace) }
+
+    /// The namespace's current pending-tags count.
+    public func pendingBadge(namespace: String) throws -> Int { try store.pendingTagCount(namespace: namespace) }
+
+    /// Notifications with their deliveries and events, newest first.
+    public func history(namespace: String? = nil, id: String? = nil, limit: Int = 50) throws -> [HistoryEntry] {
+        try store.history(namespace: namespace, id: id, limit: limit)
+    }
+
+    // MARK: Reload and shutdown
+
+    /// Reloads the config file this router was built from. An invalid file keeps the old graph and
+    /// throws its ``ConfigError``; deliveries in flight finish under the graph they started with.
+    @discardableResult
+    public func reload() async throws -> [ConfigWarning] {
+        guard let configPath else { throw ConfigError(file: "<config>", mark: nil, "this router was not built from a file") }
+        do {
+            let config = try ConfigLoader.load(path: configPath, environment: options.environment, registry: registry)
+            return try reload(config: config)
+        } catch let e as ConfigError {
+            hub.emit(.reloadFailed(e))
+            throw e
+        }
+    }
+
+    /// Swaps in a new config value (see ``reload()``).
+    @discardableResult
+    public func reload(config: HeraldConfig) throws -> [ConfigWarning] {
+        do {
+            let built = try RouterGraph.build(
+                config: config, registry: registry, http: http, clock: options.clock, random: options.random,
+                logSink: logSink, store: store)
+            graph.withLock { $0 = built }
+            hub.emit(.reloaded(warnings: config.warnings))
+            return config.warnings
+        } catch {
+            hub.emit(.reloadFailed(error))
+            throw error
+        }
+    }
+
+    /// Shuts channels and the HTTP client down and ends every event stream.
+    public func shutdown() async {
+        let g = currentGraph
+        for (_, c) in g.channels { await c.shutdown() }
+        await http.shutdown()
+        hub.finish()
+        if ownsStore, let s = store as? SQLiteStore { s.close() }
+    }
+}
+
+/// Hands channel events to the router.
+struct RouterEventSink: ChannelEventSink {
+    let router: Router
+    func record(_ event: ChannelEvent) async throws { try router.recordEvent(event) }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import ChannelAPI
+import HeraldHTTP
+
+/// What an embedder can inject into a ``Router``.
+public struct RouterOptions: Sendable {
+    /// The clock (tests inject a manual one).
+    public var clock: any HeraldClock
+    /// Randomness for jitter, nonces and keys.
+    public var random: any RandomSource
+    /// Where log lines go; `nil` writes JSON lines to stderr at the config's `log.level`.
+    public var logSink: (any LogSink)?
+    /// A store to use instead of opening `store.path` from the config.
+    public var store: (any HeraldStore)?
+    /// HTTP client settings; the config's `tls.ca-file` is added to them.
+    public var http: HTTPClientConfiguration
+    /// Environment for `${VAR}` expansion.
+    public var environment: [String: String]
+
+    /// Defaults: the system clock and randomness, stderr logging, the config's SQLite store.
+    public init(
+        clock: any HeraldClock = SystemClock(), random: any RandomSource = SystemRandom(),
+        logSink: (any LogSink)? = nil, store: (any HeraldStore)? = nil,
+        http: HTTPClientConfiguration = HTTPClientConfiguration(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.clock = clock
+        self.random = random
+        self.logSink = logSink
+        self.store = store
+        self.http = http
+        self.environment = environment
+    }
+}
