@@ -24,7 +24,8 @@ public struct ECDSASignature: Sendable, Equatable {
         let parsed: (OpaquePointer?, Int) = derRepresentation.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
             let sig = d2i_ECDSA_SIG(nil, &cursor, buffer.count)
-            let consumed = cursor.map { buffer.baseAddress.map($0.distance(to:)) ?? 0 } ?? 0
+            var consumed = -1
+            if let start = buffer.baseAddress, let end = cursor { consumed = start.distance(to: end) }
             return (sig, consumed)
         }
         guard let sig = parsed.0 else {

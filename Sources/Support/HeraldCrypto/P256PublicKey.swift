@@ -78,15 +78,6 @@ public final class P256PublicKey: @unchecked Sendable, Equatable {
     }
 
     private static func importPoint(_ point: [UInt8]) throws(CryptoError) -> OpaquePointer {
-        guard let builder = OSSL_PARAM_BLD_new() else { throw OpenSSL.error("OSSL_PARAM_BLD_new") }
-        defer { OSSL_PARAM_BLD_free(builder) }
-        guard OSSL_PARAM_BLD_push_utf8_string(builder, "group", "prime256v1", 0) == 1 else {
-            throw OpenSSL.error("OSSL_PARAM_BLD_push_utf8_string")
-        }
-        let pushed = point.withUnsafeBytes { OSSL_PARAM_BLD_push_octet_string(builder, "pub", $0.baseAddress, $0.count) }
-        guard pushed == 1 else { throw OpenSSL.error("OSSL_PARAM_BLD_push_octet_string") }
-        guard let params = OSSL_PARAM_BLD_to_param(builder) else { throw OpenSSL.error("OSSL_PARAM_BLD_to_param") }
-        defer { OSSL_PARAM_free(params) }
         guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
             throw OpenSSL.error("EVP_PKEY_CTX_new_from_name")
         }
@@ -96,7 +87,22 @@ public final class P256PublicKey: @unchecked Sendable, Equatable {
         let selection =
             OSSL_KEYMGMT_SELECT_PUBLIC_KEY | OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
         var key: OpaquePointer?
-        guard EVP_PKEY_fromdata(ctx, &key, Int32(selection), params) == 1, let key else {
+        // OSSL_PARAM only borrows its key and value pointers, so the array is built and used inside their scopes.
+        let status = "group".withCString { groupKey in
+            "prime256v1".withCString { groupName in
+                "pub".withCString { pubKey in
+                    point.withUnsafeBytes { bytes in
+                        var params = [
+                            OSSL_PARAM_construct_utf8_string(groupKey, UnsafeMutablePointer(mutating: groupName), 0),
+                            OSSL_PARAM_construct_octet_string(pubKey, UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count),
+                            OSSL_PARAM_construct_end(),
+                        ]
+                        return EVP_PKEY_fromdata(ctx, &key, Int32(selection), &params)
+                    }
+                }
+            }
+        }
+        guard status == 1, let key else {
             throw OpenSSL.error("EVP_PKEY_fromdata", .invalidKey, "point is not a valid P-256 public key")
         }
         guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
