@@ -54,9 +54,13 @@ let package = Package(
         .target(
             name: "RelayChannel", dependencies: ["ChannelAPI", "APNsChannel"], path: "Sources/Channels/Relay"),
         .target(name: "TelegramChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/Telegram"),
+        .target(name: "SinkChannels", dependencies: ["ChannelAPI"], path: "Sources/Channels/Sinks"),
         .target(
             name: "HeraldChannels",
-            dependencies: ["ChannelAPI", "Router", "WebPushChannel", "FCMChannel", "APNsChannel", "RelayChannel", "TelegramChannel"],
+            dependencies: [
+                "ChannelAPI", "Router", "SinkChannels", "WebPushChannel", "FCMChannel", "APNsChannel", "RelayChannel",
+                "TelegramChannel",
+            ],
             path: "Sources/Channels/HeraldChannels"),
 
         // Fakes for channel authors and our own tests.

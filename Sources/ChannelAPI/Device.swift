@@ -1,3 +1,5 @@
+import HeraldCrypto
+
 /// A registered device (contract §3): where one person can be reached on one platform.
 ///
 /// The upsert key is `(namespace, deviceId, platform)`. Platform-specific fields are kept as JSON
@@ -192,22 +194,10 @@ extension Device {
     /// A pushKey is base64 (or base64url for Pulse) of exactly 32 bytes.
     static func validatePushKey(_ v: JSONValue?, urlSafe: Bool, field: String = "pushKey") throws(ValidationError) {
         guard let s = v?.stringValue else { throw ValidationError(field: field, "required: base64 of exactly 32 bytes") }
-        guard let bytes = Base64Check.decode(s, urlSafe: urlSafe), bytes == 32 else {
+        let decoded = urlSafe ? try? Base64.urlDecode(s) : try? Base64.decode(s)
+        guard let bytes = decoded, bytes.count == 32 else {
             throw ValidationError(field: field, "must be \(urlSafe ? "base64url" : "base64") of exactly 32 bytes")
         }
-    }
-}
-
-/// Length-only base64 check used by device validation (the crypto module does the real decoding).
-enum Base64Check {
-    static func decode(_ s: String, urlSafe: Bool) -> Int? {
-        let alphabet = urlSafe ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-        var body = Substring(s)
-        while body.hasSuffix("=") { body = body.dropLast() }
-        guard s.count - body.count <= 2, body.allSatisfy({ alphabet.contains($0) }) else { return nil }
-        if s.count != body.count, s.count % 4 != 0 { return nil }
-        guard body.count % 4 != 1 else { return nil }
-        return body.count * 3 / 4
     }
 }
 

@@ -142,7 +142,6 @@ enum JSONParser {
 
         mutating func parseString() throws(JSONError) -> String {
             index += 1
-            var scalars = String.UnicodeScalarView()
             var runStart = index
             var out = ""
             func flushRun(_ end: Int) throws(JSONError) {
@@ -159,7 +158,6 @@ enum JSONParser {
                 if b == UInt8(ascii: "\"") {
                     try flushRun(index)
                     index += 1
-                    out.unicodeScalars.append(contentsOf: scalars)
                     return out
                 }
                 if b < 0x20 { throw fail("unescaped control character in string") }
