@@ -350,3 +350,18 @@ struct RouterEventSink: ChannelEventSink {
     let router: Router
     func record(_ event: ChannelEvent) async throws { try router.recordEvent(event) }
 }
+
+extension Router {
+    /// Loads a config and builds every channel (so channel-specific errors surface) without
+    /// touching the configured store or the network. Returns the config with its warnings.
+    public static func validate(configPath: String, registry: ChannelRegistry, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HeraldConfig {
+        let config = try ConfigLoader.load(path: configPath, environment: environment, registry: registry)
+        let store = try SQLiteStore(path: ":memory:")
+        defer { store.close() }
+        let http = try HTTPClient(configuration: HTTPClientConfiguration())
+        _ = try RouterGraph.build(
+            config: config, registry: registry, http: http, clock: SystemClock(), random: SystemRandom(),
+            logSink: StandardErrorLogSink(), store: store)
+        return config
+    }
+}

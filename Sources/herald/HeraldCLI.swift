@@ -1,0 +1,347 @@
+import ChannelAPI
+import Dispatch
+import Foundation
+import HeraldChannels
+import Router
+
+typealias Notification = ChannelAPI.Notification
+
+/// The operator CLI (contract §2).
+@main
+struct HeraldCLI {
+    static let usage = """
+        usage: herald <command> [-c FILE] [--format text|json]
+
+        commands:
+          validate                                   check the config
+          explain --namespace NS --type T [--severity S] [--json NOTIFICATION]
+          graph [--format dot|mermaid]               the channel graph as a diagram
+          devices register [--json J]                upsert devices (JSON object, or one per line on stdin)
+          devices list [--namespace NS]
+          devices remove --namespace NS (--device-id ID [--platform P] | --token T)
+          send [--json J]                            route one notification (JSON on stdin if no --json)
+          drain [--until-empty] [--timeout SECONDS]  run due retries from the outbox
+          run                                        worker: retries, inbound events, SIGHUP reload
+          history [--namespace NS] [--id ID] [--limit N]
+          event --id ID --kind received|tapped|dismissed|action [--action A] [--device-id D]
+          keys vapid [--channel NAME]                print the VAPID public key
+
+        config: -c FILE, else $HERALD_CONFIG, ./herald.yaml, $HERALD_HOME/herald.yaml (HERALD_HOME defaults to ~/.herald)
+        exit codes: 0 ok, 1 runtime failure, 2 usage, 65 invalid input or config
+        """
+
+    static func main() async {
+        let code = await run(Array(CommandLine.arguments.dropFirst()))
+        exit(code)
+    }
+
+    static func run(_ argv: [String]) async -> Int32 {
+        do {
+            let args = try Arguments(argv)
+            if args.flags.contains("help") || args.positional.isEmpty {
+                print(usage)
+                return args.positional.isEmpty && !args.flags.contains("help") ? 2 : 0
+            }
+            return try await dispatch(args)
+        } catch let e as UsageError {
+            eprint("herald: \(e.description)\n\(usage)")
+            return 2
+        } catch let e as ConfigError {
+            eprint(e.description)
+            return 65
+        } catch let e as ValidationError {
+            eprint("herald: invalid input: \(e.description)")
+            return 65
+        } catch let e as InputError {
+            eprint("herald: invalid input: \(e.description)")
+            return 65
+        } catch {
+            eprint("herald: \(error)")
+            return 1
+        }
+    }
+
+    static func dispatch(_ args: Arguments) async throws -> Int32 {
+        let command = args.positional[0]
+        let format = args.value("format") ?? "text"
+        switch command {
+        case "validate":
+            try args.allow(["format"])
+            let path = try configPath(args)
+            let config = try Router.validate(configPath: path, registry: HeraldChannels.registry)
+            for w in config.warnings { eprint(w.description) }
+            let routes = 1 + config.routes.namespaces.count
+            if format == "json" {
+                output(
+                    .object([
+                        "ok": true, "channels": .number(Double(config.channels.count)), "routes": .number(Double(routes)),
+                        "warnings": .array(config.warnings.map { .string($0.description) }),
+                    ]))
+            } else {
+                print("ok: \(config.channels.count) channels, \(routes) routes")
+            }
+            return 0
+        case "graph":
+            try args.allow(["format"])
+            let config = try ConfigLoader.load(path: try configPath(args), registry: HeraldChannels.registry)
+            switch format {
+            case "dot", "text": print(GraphRenderer.dot(config))
+            case "mermaid": print(GraphRenderer.mermaid(config))
+            case "json": output(GraphRenderer.json(config))
+            default: throw UsageError("graph --format must be dot or mermaid")
+            }
+            return 0
+        case "explain":
+            try args.allow(["format", "namespace", "type", "severity", "json"])
+            var notification: Notification
+            if let j = args.value("json") {
+                notification = try Notification(jsonText: j)
+            } else {
+                var o: [String: JSONValue] = ["title": "(explain)"]
+                if let ns = args.value("namespace") { o["namespace"] = .string(ns) }
+                if let t = args.value("type") { o["type"] = .string(t) }
+                if let s = args.value("severity") { o["severity"] = .string(s) }
+                notification = try Notification(json: .object(o))
+            }
+            if args.value("json") != nil {
+                if let ns = args.value("namespace") { notification.namespace = ns }
+                if let t = args.value("type") { notification.type = t }
+            }
+            return try await withRouter(args) { router in
+                let plan = try router.explain(notification)
+                if format == "json" { output(plan.json) } else { print(plan.text) }
+                return 0
+            }
+        case "devices":
+            return try await devices(args, format: format)
+        case "send":
+            try args.allow(["format", "json"])
+            let text = try args.value("json") ?? readStdin()
+            let notification = try Notification(jsonText: text)
+            return try await withRouter(args) { router in
+                let report = try await router.send(notification)
+                if format == "json" {
+                    output(report.json)
+                } else {
+                    print("notification \(report.id) (\(report.namespace))")
+                    for d in report.deliveries {
+                        var line = "  \(d.channel)"
+                        if let id = d.deviceId { line += " → \(id) (\(d.platform ?? ""))" }
+                        line += ": \(d.state.reportOutcome)"
+                        if let s = d.status { line += " \(s)" }
+                        if let r = d.reason { line += " — \(r)" }
+                        print(line)
+                    }
+                    if report.deliveries.isEmpty { print("  (no deliveries planned)") }
+                }
+                return 0
+            }
+        case "drain":
+            try args.allow(["format", "until-empty", "timeout"])
+            var timeout: Duration?
+            if let t = args.value("timeout") {
+                guard let s = Double(t), s >= 0 else { throw UsageError("--timeout must be a number of seconds") }
+                timeout = .milliseconds(Int64(s * 1000))
+            }
+            return try await withRouter(args) { router in
+                let summary = try await router.drain(untilEmpty: args.flags.contains("until-empty"), timeout: timeout)
+                if format == "json" {
+                    output(["attempted": .number(Double(summary.attempted)), "remaining": .number(Double(summary.remaining))])
+                } else {
+                    print("drained: \(summary.attempted) attempted, \(summary.remaining) remaining")
+                }
+                return 0
+            }
+        case "run":
+            try args.allow(["format"])
+            return try await runWorker(args)
+        case "history":
+            try args.allow(["format", "namespace", "id", "limit"])
+            let limit = Int(args.value("limit") ?? "50") ?? 50
+            return try await withRouter(args) { router in
+                let entries = try router.history(namespace: args.value("namespace"), id: args.value("id"), limit: limit)
+                if format == "json" {
+                    output(.array(entries.map(\.json)))
+                } else {
+                    for e in entries {
+                        print("\(ISO8601DateFormatter().string(from: e.createdAt)) \(e.notification.id) [\(e.notification.namespace)/\(e.notification.type)] \(e.notification.title ?? "")")
+                        for d in e.deliveries {
+                            print("  \(d.channel) \(d.deviceId ?? "-"): \(d.state.rawValue) (attempts \(d.attempts))\(d.reason.map { " — \($0)" } ?? "")")
+                        }
+                        for ev in e.events {
+                            print("  event \(ev.kind.rawValue)\(ev.actionId.map { " \($0)" } ?? "") at \(ISO8601DateFormatter().string(from: ev.at))")
+                        }
+                    }
+                    if entries.isEmpty { print("(no notifications)") }
+                }
+                return 0
+            }
+        case "event":
+            try args.allow(["format", "id", "kind", "action", "device-id"])
+            guard let id = args.value("id") else { throw UsageError("event needs --id") }
+            guard let k = args.value("kind"), let kind = ChannelEvent.Kind(rawValue: k) else {
+                throw UsageError("event needs --kind received|tapped|dismissed|action")
+            }
+            if kind == .action, args.value("action") == nil { throw UsageError("--kind action needs --action ID") }
+            return try await withRouter(args) { router in
+                do {
+                    let e = try router.recordEvent(
+                        ChannelEvent(notificationId: id, kind: kind, actionId: args.value("action"), deviceId: args.value("device-id")))
+                    if format == "json" { output(e.json) } else { print("recorded \(e.kind.rawValue) for \(id)") }
+                    return 0
+                } catch let e as StoreError {
+                    throw InputError(e.description)
+                }
+            }
+        case "keys":
+            try args.allow(["format", "channel", "rotate"])
+            guard args.positional.count >= 2, args.positional[1] == "vapid" else { throw UsageError("keys needs: vapid") }
+            return try await withRouter(args) { router in
+                let key = try await KeysCommand.vapid(router: router, channel: args.value("channel"), rotate: args.flags.contains("rotate"))
+                if format == "json" { output(["applicationServerKey": .string(key)]) } else { print(key) }
+                return 0
+            }
+        default:
+            throw UsageError("unknown command '\(command)'")
+        }
+    }
+
+    static func devices(_ args: Arguments, format: String) async throws -> Int32 {
+        guard args.positional.count >= 2 else { throw UsageError("devices needs register, list or remove") }
+        switch args.positional[1] {
+        case "register":
+            try args.allow(["format", "json"])
+            let text = try args.value("json") ?? readStdin()
+            var devices: [Device] = []
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if let single = try? JSONValue.parse(trimmed) {
+                devices.append(try Device(json: single))
+            } else {
+                for (n, line) in trimmed.split(separator: "\n").enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                    do {
+                        devices.append(try Device(jsonText: String(line)))
+                    } catch {
+                        throw InputError("line \(n + 1): \(error.description)")
+                    }
+                }
+            }
+            guard !devices.isEmpty else { throw InputError("no device JSON given") }
+            return try await withRouter(args) { router in
+                // Validate every device before storing any, so a bad line stores nothing.
+                for d in devices { try Device.validate(d) }
+                var results: [JSONValue] = []
+                for d in devices {
+                    let r = try await router.register(d)
+                    results.append(
+                        .object([
+                            "namespace": .string(d.namespace), "deviceId": .string(d.deviceId), "platform": .string(d.platform),
+                            "created": .bool(r.created), "moved": .array(r.moved.map { .string($0) }),
+                        ]))
+                    if format != "json" { print("\(r.created ? "registered" : "updated") \(d.namespace)/\(d.deviceId) (\(d.platform))") }
+                }
+                if format == "json" { output(.array(results)) }
+                return 0
+            }
+        case "list":
+            try args.allow(["format", "namespace"])
+            return try await withRouter(args) { router in
+                let list = try router.devices(namespace: args.value("namespace"))
+                if format == "json" {
+                    output(.array(list.map(\.redactedJSON)))
+                } else {
+                    for d in list {
+                        let addr = d.address.map { " " + Redaction.mask($0) } ?? ""
+                        print("\(d.namespace)/\(d.deviceId) \(d.platform)\(addr)")
+                    }
+                    if list.isEmpty { print("(no devices)") }
+                }
+                return 0
+            }
+        case "remove":
+            try args.allow(["format", "namespace", "device-id", "platform", "token"])
+            let ns = args.value("namespace") ?? "default"
+            return try await withRouter(args) { router in
+                let n: Int
+                if let id = args.value("device-id") {
+                    n = try router.unregister(namespace: ns, deviceId: id, platform: args.value("platform"))
+                } else if let token = args.value("token") {
+                    n = try router.unregister(namespace: ns, token: token)
+                } else {
+                    throw UsageError("devices remove needs --device-id ID or --token T")
+                }
+                if format == "json" { output(["removed": .number(Double(n))]) } else { print("removed \(n)") }
+                return 0
+            }
+        default:
+            throw UsageError("unknown devices command '\(args.positional[1])'")
+        }
+    }
+
+    static func runWorker(_ args: Arguments) async throws -> Int32 {
+        try await withRouter(args) { router in
+            signal(SIGTERM, SIG_IGN)
+            signal(SIGINT, SIG_IGN)
+            signal(SIGHUP, SIG_IGN)
+            let worker = Task { await router.run() }
+            let queue = DispatchQueue(label: "herald.signals")
+            let stop = DispatchSource.makeSignalSource(signal: SIGTERM, queue: queue)
+            let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: queue)
+            let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
+            stop.setEventHandler { worker.cancel() }
+            interrupt.setEventHandler { worker.cancel() }
+            hangup.setEventHandler {
+                Task {
+                    do {
+                        let warnings = try await router.reload()
+                        for w in warnings { eprint(w.description) }
+                        eprint("herald: reloaded")
+                    } catch {
+                        eprint("herald: reload refused, keeping the old config: \(error)")
+                    }
+                }
+            }
+            stop.resume()
+            interrupt.resume()
+            hangup.resume()
+            eprint("herald: running (SIGHUP reloads, SIGTERM stops)")
+            await worker.value
+            eprint("herald: stopped")
+            return 0
+        }
+    }
+
+    static func withRouter(_ args: Arguments, _ body: (Router) async throws -> Int32) async throws -> Int32 {
+        let router = try await Router(configPath: try configPath(args), registry: HeraldChannels.registry)
+        do {
+            let code = try await body(router)
+            await router.shutdown()
+            return code
+        } catch {
+            await router.shutdown()
+            throw error
+        }
+    }
+
+    static func configPath(_ args: Arguments) throws -> String {
+        let env = ProcessInfo.processInfo.environment
+        if let c = args.value("config") { return c }
+        if let c = env["HERALD_CONFIG"], !c.isEmpty { return c }
+        if FileManager.default.fileExists(atPath: "herald.yaml") { return "herald.yaml" }
+        let home = env["HERALD_HOME"] ?? (NSHomeDirectory() + "/.herald")
+        let candidate = home + "/herald.yaml"
+        if FileManager.default.fileExists(atPath: candidate) { return candidate }
+        throw UsageError("no config: pass -c FILE, set HERALD_CONFIG, or create ./herald.yaml or \(candidate)")
+    }
+
+    static func readStdin() throws -> String {
+        let data = FileHandle.standardInput.readDataToEndOfFile()
+        guard let s = String(data: data, encoding: .utf8), !s.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw InputError("expected JSON on stdin (or pass --json)")
+        }
+        return s
+    }
+
+    static func output(_ value: JSONValue) { print(value.canonicalString) }
+}
+
+func eprint(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
