@@ -1,0 +1,78 @@
+import ChannelAPI
+import Foundation
+import Router
+import RouterTesting
+
+typealias Notification = ChannelAPI.Notification
+
+/// A router over recording channels: `apns` (ios), `fcm` (phone, wear), `webpush` (web),
+/// `telegram` (telegram) and `sink` (a sink), each its own recorder.
+struct Harness {
+    let router: Router
+    let apns: RecordingChannel
+    let fcm: RecordingChannel
+    let webpush: RecordingChannel
+    let telegram: RecordingChannel
+    let sink: RecordingChannel
+    let clock: ManualClock
+    let storePath: String
+    let registry: ChannelRegistry
+
+    static let channelsYAML = """
+        channels:
+          apns: { type: rec-apns }
+          fcm: { type: rec-fcm }
+          webpush: { type: rec-webpush }
+          telegram: { type: rec-telegram }
+          sink: { type: rec-sink }
+        """
+
+    static func make(routes: String, channels: String = Harness.channelsYAML, storePath: String? = nil, clock: ManualClock = ManualClock()) async throws -> Harness {
+        let apns = RecordingChannel()
+        let fcm = RecordingChannel()
+        let webpush = RecordingChannel()
+        let telegram = RecordingChannel()
+        let sink = RecordingChannel()
+        let registry = ChannelRegistry([
+            apns.factory(type: "rec-apns", platforms: ["ios"]), fcm.factory(type: "rec-fcm", platforms: ["phone", "wear"]),
+            webpush.factory(type: "rec-webpush", platforms: ["web"]),
+            telegram.factory(type: "rec-telegram", platforms: ["telegram"]), sink.factory(type: "rec-sink", platforms: []),
+        ])
+        let path = storePath ?? Harness.tempPath()
+        let text = "version: 1\nstore: { path: \(path) }\n" + channels + "\n" + routes
+        let config = try ConfigLoader.parse(text, registry: registry)
+        let router = try await Router(
+            config: config, registry: registry,
+            options: RouterOptions(clock: clock, random: FixedRandom(), logSink: RecordingLogSink()))
+        return Harness(
+            router: router, apns: apns, fcm: fcm, webpush: webpush, telegram: telegram, sink: sink, clock: clock,
+            storePath: path, registry: registry)
+    }
+
+    static func tempPath() -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-tests-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.appendingPathComponent("herald.db").path
+    }
+
+    func register(_ platform: String, _ id: String, namespace: String = "default", token: String? = nil) async throws {
+        var fields: [String: JSONValue] = [:]
+        switch platform {
+        case "ios": fields["token"] = .string(token ?? String(repeating: "ab", count: 32))
+        case "phone", "wear": fields["token"] = .string(token ?? "fcm-\(id)")
+        case "web":
+            fields["subscription"] = [
+                "endpoint": .string("https://push.example.net/\(token ?? id)"), "keys": ["p256dh": "BAAA", "auth": "AAAA"],
+            ]
+        case "telegram": fields["chatId"] = .number(Double(abs(id.hashValue % 100000)))
+        default: break
+        }
+        try await router.register(Device(namespace: namespace, deviceId: id, platform: platform, fields: fields))
+    }
+}
+
+extension DeliveryReport {
+    func outcome(_ channel: String, _ device: String? = nil) -> DeliveryState? {
+        deliveries.first { $0.channel == channel && (device == nil || $0.deviceId == device) }?.state
+    }
+}
