@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI"]),
-        .testTarget(name: "RouterTests", dependencies: ["Router", "RouterTesting", "HeraldChannels"]),
+        .testTarget(name: "RouterTests", dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP"]),
         .testTarget(name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting"]),
     ]
 )

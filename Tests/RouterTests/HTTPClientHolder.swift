@@ -1,0 +1,7 @@
+import HeraldHTTP
+
+enum HTTPClientHolder {
+    static var shared: HTTPClient {
+        get throws { try HTTPClient(configuration: HTTPClientConfiguration()) }
+    }
+}
