@@ -1,0 +1,97 @@
+import ChannelAPI
+import Foundation
+import Router
+import RouterTesting
+import Testing
+
+/// Device registry rules (contract §3).
+@Suite struct RegistryTests {
+    static let routes = "routes:\n  default:\n    - deliver: [apns, fcm, webpush, telegram]\n"
+
+    @Test func upsertReplacesTokenForSameKey() async throws {
+        let h = try await Harness.make(routes: Self.routes)
+        let first = try await h.router.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "t1"]))
+        #expect(first.created)
+        let second = try await h.router.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "t2"]))
+        #expect(!second.created)
+        let devices = try h.router.devices()
+        #expect(devices.count == 1)
+        #expect(devices[0].token == "t2")
+    }
+
+    @Test func samePhysicalIdOnTwoPlatformsIsTwoDevices() async throws {
+        let h = try await Harness.make(routes: Self.routes)
+        try await h.router.register(Device(deviceId: "d", platform: "phone", fields: ["token": "t1"]))
+        try await h.router.register(Device(deviceId: "d", platform: "wear", fields: ["token": "t2"]))
+        #expect(try h.router.devices().count == 2)
+        #expect(try h.router.unregister(deviceId: "d", platform: "wear") == 1)
+        #expect(try h.router.devices().map(\.platform) == ["phone"])
+    }
+
+    @Test func tokenMovesBetweenNamespaces() async throws {
+        let h = try await Harness.make(routes: Self.routes)
+        try await h.router.register(Device(namespace: "a", deviceId: "p", platform: "phone", fields: ["token": "tok"]))
+        let moved = try await h.router.register(Device(namespace: "b", deviceId: "p", platform: "phone", fields: ["token": "tok"]))
+        #expect(moved.moved == ["a/p/phone"])
+        #expect(try h.router.devices(namespace: "a").isEmpty)
+        #expect(try h.router.devices(namespace: "b").count == 1)
+    }
+
+    @Test func unregisterByToken() async throws {
+        let h = try await Harness.make(routes: Self.routes)
+        try await h.router.register(Device(deviceId: "p", platform: "phone", fields: ["token": "tok"]))
+        #expect(try h.router.unregister(token: "nope") == 0)
+        #expect(try h.router.unregister(token: "tok") == 1)
+        #expect(try h.router.devices().isEmpty)
+    }
+
+    struct Bad: Sendable, CustomStringConvertible {
+        let json: String
+        let field: String
+        var description: String { json }
+    }
+
+    static let bad: [Bad] = [
+        Bad(json: #"{"platform":"phone","token":"x"}"#, field: "deviceId"),
+        Bad(json: #"{"deviceId":"d","token":"x"}"#, field: "platform"),
+        Bad(json: #"{"deviceId":"d","platform":"phone"}"#, field: "token"),
+        Bad(json: #"{"deviceId":"d","platform":"phone","token":7}"#, field: "token"),
+        Bad(json: #"{"deviceId":"d","platform":"ios","token":"not-hex"}"#, field: "token"),
+        Bad(json: #"{"deviceId":"d","platform":"ios","token":"abcd","pushKey":"c2hvcnQ="}"#, field: "pushKey"),
+        Bad(json: #"{"deviceId":"d","platform":"ios","token":"abcd","environment":"staging"}"#, field: "environment"),
+        Bad(json: #"{"deviceId":"d","platform":"web","subscription":{"endpoint":"http://x/1","keys":{"p256dh":"a","auth":"b"}}}"#, field: "subscription.endpoint"),
+        Bad(json: #"{"deviceId":"d","platform":"web","subscription":{"endpoint":"https://x/1"}}"#, field: "subscription.keys"),
+        Bad(json: #"{"deviceId":"d","platform":"telegram"}"#, field: "chatId"),
+        Bad(json: #"{"deviceId":"d","platform":"phone","token":"x","colour":"red"}"#, field: "colour"),
+        Bad(json: #"{"namespace":"bad ns","deviceId":"d","platform":"phone","token":"x"}"#, field: "namespace"),
+        Bad(json: String(repeating: "x", count: 3), field: "device"),
+        Bad(json: #"{"deviceId":"\#(String(repeating: "d", count: 129))","platform":"phone","token":"x"}"#, field: "deviceId"),
+    ]
+
+    @Test(arguments: bad) func badRegistrationNamesFieldAndStoresNothing(_ b: Bad) async throws {
+        let h = try await Harness.make(routes: Self.routes)
+        do {
+            let device = try Device(jsonText: b.json)
+            try await h.router.register(device)
+            Issue.record("expected refusal")
+        } catch let e as ValidationError {
+            #expect(e.field == b.field, "\(e)")
+        }
+        #expect(try h.router.devices().isEmpty)
+    }
+
+    @Test func platformWithoutChannelIsRefused() async throws {
+        let h = try await Harness.make(routes: "routes:\n  default:\n    - deliver: [apns]\n")
+        await #expect(throws: ValidationError.self) {
+            try await h.router.register(Device(deviceId: "x", platform: "pulse", fields: [:]))
+        }
+    }
+
+    @Test func listingsNeverShowSecrets() throws {
+        let d = try Device(
+            jsonText: #"{"deviceId":"i","platform":"ios","token":"00112233445566778899aabbccddeeff","pushKey":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}"#)
+        let text = d.redactedJSON.canonicalString
+        #expect(!text.contains("00112233445566778899aabbccddeeff"))
+        #expect(!text.contains("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="))
+    }
+}
