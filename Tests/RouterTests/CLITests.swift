@@ -1,0 +1,209 @@
+import ChannelAPI
+import Foundation
+import HeraldCrypto
+import RouterTesting
+import Testing
+
+/// Runs the real `herald` binary in a temporary HERALD_HOME.
+struct CLI {
+    let home: String
+    let config: String
+
+    static var binary: String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/herald").path
+    }
+
+    init(configText: String) throws {
+        home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        config = home + "/herald.yaml"
+        try configText.write(toFile: config, atomically: true, encoding: .utf8)
+    }
+
+    struct Result {
+        let code: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.binary)
+        p.arguments = args
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_HOME"] = home
+        environment["HERALD_CONFIG"] = config
+        for (k, v) in env { environment[k] = v }
+        p.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = input
+        try p.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Result(code: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+@Suite(.serialized) struct CLITests {
+    static let secret = "whsec_" + Base64.encode(Array("0123456789abcdef0123456789abcdef".utf8))
+
+    static func config(url: String, ca: String) -> String {
+        """
+        version: 1
+        store: { path: ./herald.db }
+        tls: { ca-file: \(ca) }
+        channels:
+          audit:
+            type: webhook
+            url: \(url)/hooks/notify
+            secret: ${AUDIT_SECRET}
+            retry: { attempts: 3, initial: 1s, max: 2s }
+          console:
+            type: log
+            path: ./deliveries.jsonl
+        routes:
+          default:
+            - deliver: [audit]
+            - deliver: [console]
+              unless-delivered: [audit]
+        """
+    }
+
+    @Test func endToEndSendThroughSignedWebhook() async throws {
+        let server = try await FakeHTTPServer.start()
+        defer { Task { await server.stop() } }
+        try await server.route("/hooks/notify", [FakeHTTPResponse(status: 204)])
+        let cli = try CLI(configText: Self.config(url: server.baseURL, ca: server.caFile))
+        let env = ["AUDIT_SECRET": Self.secret]
+
+        let v = try cli.run(["validate"], env: env)
+        #expect(v.code == 0, "\(v.stderr)")
+        #expect(v.stdout == "ok: 2 channels, 1 routes\n")
+
+        let notification = #"{"id":"n-1","type":"permission-request","title":"Permission Request","body":"Claude Bash: rm -rf build","data":{"sessionId":"5f0c"}}"#
+        let sent = try cli.run(["send", "--format", "json"], stdin: notification, env: env)
+        #expect(sent.code == 0, "\(sent.stderr)")
+        let report = try JSONValue.parse(sent.stdout)
+        #expect(report["id"] == "n-1")
+        let deliveries = try #require(report["deliveries"]?.arrayValue)
+        #expect(deliveries.count == 2)
+        #expect(deliveries[0]["channel"] == "audit")
+        #expect(deliveries[0]["outcome"] == "delivered")
+        #expect(deliveries[0]["status"] == 204)
+        #expect(deliveries[1]["outcome"] == "suppressed")
+        #expect(deliveries[1]["reason"] == "unless-delivered: audit")
+
+        // The receiver verifies the Standard Webhooks signature independently (Python hmac).
+        let requests = try await server.requests()
+        let r = try #require(requests.first)
+        let id = try #require(r.header("webhook-id"))
+        let ts = try #require(r.header("webhook-timestamp"))
+        let sig = try #require(r.header("webhook-signature"))
+        let script = """
+            import base64, hashlib, hmac, sys
+            secret, msg_id, ts, sig, body = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.stdin.buffer.read()
+            key = base64.b64decode(secret[len("whsec_"):])
+            expected = base64.b64encode(hmac.new(key, f"{msg_id}.{ts}.".encode() + body, hashlib.sha256).digest()).decode()
+            sys.exit(0 if sig == "v1," + expected else 1)
+            """
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", script, Self.secret, id, ts, sig]
+        let input = Pipe()
+        p.standardInput = input
+        try p.run()
+        input.fileHandleForWriting.write(Data(r.body))
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "signature did not verify")
+        let body = try JSONValue.parse(r.body)
+        #expect(body["title"] == "Permission Request")
+        #expect(body["data"]?["sessionId"] == "5f0c")
+
+        let history = try cli.run(["history", "--format", "json", "--id", "n-1"], env: env)
+        #expect(history.code == 0)
+        let entries = try JSONValue.parse(history.stdout).arrayValue ?? []
+        #expect(entries.count == 1)
+        #expect(entries.first?["deliveries"]?.arrayValue?.count == 2)
+        // Secrets never appear in output.
+        #expect(!sent.stdout.contains(Self.secret) && !sent.stderr.contains(Self.secret))
+    }
+
+    @Test func receiverDownQueuesRetryAndDrainDelivers() async throws {
+        let server = try await FakeHTTPServer.start()
+        defer { Task { await server.stop() } }
+        try await server.route("/hooks/notify", [FakeHTTPResponse(status: 503), FakeHTTPResponse(status: 200)])
+        let cli = try CLI(configText: Self.config(url: server.baseURL, ca: server.caFile))
+        let env = ["AUDIT_SECRET": Self.secret]
+        let sent = try cli.run(["send", "--format", "json", "--json", #"{"title":"t"}"#], env: env)
+        #expect(sent.code == 0)
+        let report = try JSONValue.parse(sent.stdout)
+        #expect(report["deliveries"]?[safe: 0]?["outcome"] == "retry")
+        // The console step ran: the webhook retry did not count as delivered.
+        #expect(report["deliveries"]?[safe: 1]?["outcome"] == "delivered")
+        let drained = try cli.run(["drain", "--until-empty", "--timeout", "30", "--format", "json"], env: env)
+        #expect(drained.code == 0, "\(drained.stderr)")
+        #expect(try JSONValue.parse(drained.stdout)["remaining"] == 0)
+        let requests = try await server.requests()
+        #expect(requests.count == 2)
+        #expect(requests[0].header("webhook-id") == requests[1].header("webhook-id"))
+    }
+
+    @Test func devicesAndExitCodes() throws {
+        let cli = try CLI(
+            configText: """
+                version: 1
+                store: { path: ./herald.db }
+                channels:
+                  console: { type: log, path: ./out.jsonl, platforms: [] }
+                routes:
+                  default:
+                    - deliver: [console]
+                """)
+        #expect(try cli.run(["validate"]).code == 0)
+        #expect(try cli.run(["frobnicate"]).code == 2)
+        #expect(try cli.run(["send"], stdin: #"{"title": 5}"#).code == 65)
+        let bad = try cli.run(["send", "--json", #"{"body":"x","severity":"loud"}"#])
+        #expect(bad.code == 65)
+        #expect(bad.stderr.contains("severity"))
+        // No channel serves phones in this config: refused, nothing stored.
+        let reg = try cli.run(["devices", "register"], stdin: #"{"deviceId":"p","platform":"phone","token":"secret-token-123456789"}"#)
+        #expect(reg.code == 65)
+        #expect(reg.stderr.contains("platform"))
+        let list = try cli.run(["devices", "list", "--format", "json"])
+        #expect(list.code == 0)
+        #expect(list.stdout == "[]\n")
+        let broken = try CLI(configText: "version: 1\nchannels:\n  c: { type: log }\nroutes:\n  default:\n    - deliver: [nope]\n")
+        let v = try broken.run(["validate"])
+        #expect(v.code == 65)
+        #expect(v.stderr.contains("herald.yaml:6:17: unknown channel 'nope'"))
+        let graph = try cli.run(["graph", "--format", "mermaid"])
+        #expect(graph.code == 0)
+        #expect(graph.stdout.hasPrefix("flowchart LR"))
+    }
+
+    @Test func exampleConfigValidates() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for name in ["herald.example.yaml"] {
+            let path = root.appendingPathComponent("config/\(name)").path
+            let cli = try CLI(configText: "")
+            let r = try cli.run(["validate", "-c", path])
+            #expect(r.code == 0, "\(name): \(r.stderr)")
+        }
+    }
+}
+
+extension JSONValue {
+    subscript(safe index: Int) -> JSONValue? {
+        guard let a = arrayValue, a.indices.contains(index) else { return nil }
+        return a[index]
+    }
+}
