@@ -19,10 +19,13 @@ final class ContextPool: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var free: [OpaquePointer] = []
     private let capacity: Int
-    private let make: () -> OpaquePointer?
-    private let destroy: (OpaquePointer) -> Void
+    private let make: @Sendable () -> OpaquePointer?
+    private let destroy: @Sendable (OpaquePointer) -> Void
 
-    init(capacity: Int = 32, make: @escaping () -> OpaquePointer?, destroy: @escaping (OpaquePointer) -> Void) {
+    init(
+        capacity: Int = 32, make: @escaping @Sendable () -> OpaquePointer?,
+        destroy: @escaping @Sendable (OpaquePointer) -> Void
+    ) {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)

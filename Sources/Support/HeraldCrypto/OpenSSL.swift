@@ -130,6 +130,9 @@ enum OpenSSL {
             return "".withCString { PEM_read_bio_PrivateKey(bio, nil, nil, UnsafeMutableRawPointer(mutating: $0)) }
         }
         guard let pkey else { throw error("PEM_read_bio_PrivateKey", .invalidPEM, "cannot parse PEM private key") }
+        // Decoders tried and rejected on the way to success leave entries behind; do not let them leak into the
+        // message of a later, unrelated error.
+        ERR_clear_error()
         return pkey
     }
 
