@@ -4,22 +4,22 @@ import Testing
 private struct GCMFile: Decodable {
     struct Case: Decodable {
         var name: String
-        var key_hex: String
-        var iv_hex: String
-        var plaintext_hex: String
-        var aad_hex: String
-        var ciphertext_hex: String
-        var tag_hex: String
+        var keyHex: String
+        var ivHex: String
+        var plaintextHex: String
+        var aadHex: String
+        var ciphertextHex: String
+        var tagHex: String
     }
     var cases: [Case]
 }
 
 private struct EnvelopeFixture: Decodable {
-    var key_hex: String
-    var nonce_hex: String
+    var keyHex: String
+    var nonceHex: String
     var aad: String
     var plaintext: String
-    var envelope_b64: String
+    var envelopeB64: String
 }
 
 @Suite("AES-GCM")
@@ -29,12 +29,12 @@ struct AESGCMTests {
         let file: GCMFile = try Vectors.load("gcm-spec.json")
         #expect(file.cases.count == 6)
         for vector in file.cases {
-            let key = try hex(vector.key_hex)
-            let nonce = try hex(vector.iv_hex)
-            let plaintext = try hex(vector.plaintext_hex)
-            let aad = try hex(vector.aad_hex)
+            let key = try hex(vector.keyHex)
+            let nonce = try hex(vector.ivHex)
+            let plaintext = try hex(vector.plaintextHex)
+            let aad = try hex(vector.aadHex)
             let sealed = try AESGCM.seal(plaintext, key: key, nonce: nonce, authenticating: aad)
-            #expect(hexString(sealed) == vector.ciphertext_hex + vector.tag_hex, "\(vector.name)")
+            #expect(hexString(sealed) == vector.ciphertextHex + vector.tagHex, "\(vector.name)")
             let opened = try AESGCM.open(sealed, key: key, nonce: nonce, authenticating: aad)
             #expect(opened == plaintext, "\(vector.name)")
         }
@@ -43,13 +43,13 @@ struct AESGCMTests {
     @Test("hapi envelope v1 fixture: base64(nonce || ciphertext || tag) byte for byte")
     func hapiEnvelope() throws {
         let fixture: EnvelopeFixture = try Vectors.load("hapi-envelope-v1.json")
-        let key = try hex(fixture.key_hex)
-        let nonce = try hex(fixture.nonce_hex)
+        let key = try hex(fixture.keyHex)
+        let nonce = try hex(fixture.nonceHex)
         #expect(key.count == 32)
         let sealed = try AESGCM.seal(
             Array(fixture.plaintext.utf8), key: key, nonce: nonce, authenticating: Array(fixture.aad.utf8))
-        #expect(Base64.encode(nonce + sealed) == fixture.envelope_b64)
-        let envelope = try Base64.decode(fixture.envelope_b64)
+        #expect(Base64.encode(nonce + sealed) == fixture.envelopeB64)
+        let envelope = try Base64.decode(fixture.envelopeB64)
         let opened = try AESGCM.open(
             Array(envelope[12...]), key: key, nonce: Array(envelope[..<12]), authenticating: Array(fixture.aad.utf8))
         #expect(opened == Array(fixture.plaintext.utf8))
@@ -102,7 +102,8 @@ struct AESGCMTests {
         }
         expectCode(.invalidInput) { () throws(CryptoError) in try AESGCM.open([], key: key, nonce: nonce) }
         for badNonce in [[UInt8](repeating: 0, count: 11), [UInt8](repeating: 0, count: 13), []] {
-            expectCode(.invalidInput) { () throws(CryptoError) in try AESGCM.seal(plaintext, key: key, nonce: badNonce) }
+            expectCode(.invalidInput) { () throws(CryptoError) in try AESGCM.seal(plaintext, key: key, nonce: badNonce)
+            }
             expectCode(.invalidInput) { () throws(CryptoError) in try AESGCM.open(sealed, key: key, nonce: badNonce) }
         }
         for badKey in [[UInt8](repeating: 0, count: 24), [UInt8](repeating: 0, count: 15), []] {

@@ -4,12 +4,12 @@ import Testing
 private struct HKDFFile: Decodable {
     struct Case: Decodable {
         var name: String
-        var ikm_hex: String
-        var salt_hex: String
-        var info_hex: String
+        var ikmHex: String
+        var saltHex: String
+        var infoHex: String
         var length: Int
-        var prk_hex: String
-        var okm_hex: String
+        var prkHex: String
+        var okmHex: String
     }
     var cases: [Case]
 }
@@ -21,13 +21,13 @@ struct HKDFTests {
         let file: HKDFFile = try Vectors.load("rfc5869-hkdf-sha256.json")
         #expect(file.cases.count == 3)
         for vector in file.cases {
-            let ikm = try hex(vector.ikm_hex)
-            let salt = try hex(vector.salt_hex)
-            let info = try hex(vector.info_hex)
+            let ikm = try hex(vector.ikmHex)
+            let salt = try hex(vector.saltHex)
+            let info = try hex(vector.infoHex)
             let prk = HKDF.extract(salt: salt, inputKeyMaterial: ikm)
-            #expect(hexString(prk) == vector.prk_hex, "\(vector.name)")
+            #expect(hexString(prk) == vector.prkHex, "\(vector.name)")
             let okm = try HKDF.expand(pseudoRandomKey: prk, info: info, length: vector.length)
-            #expect(hexString(okm) == vector.okm_hex, "\(vector.name)")
+            #expect(hexString(okm) == vector.okmHex, "\(vector.name)")
             let derived = try HKDF.deriveKey(inputKeyMaterial: ikm, salt: salt, info: info, length: vector.length)
             #expect(derived == okm, "\(vector.name)")
         }

@@ -4,10 +4,10 @@ import Testing
 private struct HMACFile: Decodable {
     struct Case: Decodable {
         var name: String
-        var key_hex: String
-        var data_hex: String
-        var mac_hex: String
-        var truncate_bytes: Int
+        var keyHex: String
+        var dataHex: String
+        var macHex: String
+        var truncateBytes: Int
     }
     var cases: [Case]
 }
@@ -19,16 +19,16 @@ struct HMACSHA256Tests {
         let file: HMACFile = try Vectors.load("rfc4231-hmac-sha256.json")
         #expect(file.cases.count == 7)
         for vector in file.cases {
-            let key = try hex(vector.key_hex)
-            let data = try hex(vector.data_hex)
+            let key = try hex(vector.keyHex)
+            let data = try hex(vector.dataHex)
             let mac = HMACSHA256.authenticationCode(key: key, message: data)
             #expect(mac.count == 32, "\(vector.name)")
-            #expect(hexString(Array(mac.prefix(vector.truncate_bytes))) == vector.mac_hex, "\(vector.name)")
-            if vector.truncate_bytes == 32 {
+            #expect(hexString(Array(mac.prefix(vector.truncateBytes))) == vector.macHex, "\(vector.name)")
+            if vector.truncateBytes == 32 {
                 #expect(HMACSHA256.isValid(mac, key: key, message: data), "\(vector.name)")
             } else {
                 // Truncated MACs (case 5) are never accepted by isValid.
-                #expect(!HMACSHA256.isValid(Array(mac.prefix(vector.truncate_bytes)), key: key, message: data))
+                #expect(!HMACSHA256.isValid(Array(mac.prefix(vector.truncateBytes)), key: key, message: data))
             }
         }
     }

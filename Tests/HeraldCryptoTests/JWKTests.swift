@@ -3,11 +3,11 @@ import HeraldCrypto
 import Testing
 
 private struct ThumbprintVector: Decodable {
-    var rsa_canonical_json: String
-    var rsa_thumbprint: String
-    var ec_jwk: JWK
-    var ec_canonical_json: String
-    var ec_thumbprint: String
+    var rsaCanonicalJson: String
+    var rsaThumbprint: String
+    var ecJwk: JWK
+    var ecCanonicalJson: String
+    var ecThumbprint: String
 }
 
 @Suite("JWK and RFC 7638 thumbprints")
@@ -15,23 +15,23 @@ struct JWKTests {
     @Test("RFC 7638 §3.1: SHA-256 + base64url of the published canonical JSON gives the published thumbprint")
     func rfc7638Example() throws {
         let vector: ThumbprintVector = try Vectors.load("rfc7638-thumbprint.json")
-        #expect(Base64.urlEncode(SHA256.hash(Array(vector.rsa_canonical_json.utf8))) == vector.rsa_thumbprint)
+        #expect(Base64.urlEncode(SHA256.hash(Array(vector.rsaCanonicalJson.utf8))) == vector.rsaThumbprint)
     }
 
     @Test("EC thumbprint of the RFC 8292 key (expected value computed with Python hashlib)")
     func ecThumbprint() throws {
         let vector: ThumbprintVector = try Vectors.load("rfc7638-thumbprint.json")
-        #expect(vector.ec_jwk.thumbprintInput == vector.ec_canonical_json)
-        #expect(vector.ec_jwk.thumbprint == vector.ec_thumbprint)
-        let key = try P256PublicKey(jwk: vector.ec_jwk)
-        #expect(key.jwk.thumbprint == vector.ec_thumbprint)
+        #expect(vector.ecJwk.thumbprintInput == vector.ecCanonicalJson)
+        #expect(vector.ecJwk.thumbprint == vector.ecThumbprint)
+        let key = try P256PublicKey(jwk: vector.ecJwk)
+        #expect(key.jwk.thumbprint == vector.ecThumbprint)
     }
 
     @Test("member ordering: crv, kty, x, y regardless of input order, whitespace, d or extra members")
     func memberOrdering() throws {
         let vector: ThumbprintVector = try Vectors.load("rfc7638-thumbprint.json")
-        let x = vector.ec_jwk.x
-        let y = vector.ec_jwk.y
+        let x = vector.ecJwk.x
+        let y = vector.ecJwk.y
         let scrambled = """
             {
               "y": "\(y)", "kid": "vapid-1", "use": "sig",
@@ -41,7 +41,7 @@ struct JWKTests {
             """
         let decoded = try JSONDecoder().decode(JWK.self, from: Data(scrambled.utf8))
         #expect(decoded.thumbprintInput == #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#)
-        #expect(decoded.thumbprint == vector.ec_thumbprint)
+        #expect(decoded.thumbprint == vector.ecThumbprint)
         // The required members are sorted lexicographically by Unicode code point, with no whitespace.
         let input = decoded.thumbprintInput
         #expect(!input.contains(" ") && !input.contains("\n"))

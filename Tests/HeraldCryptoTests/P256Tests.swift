@@ -5,19 +5,19 @@ import Testing
 private struct ES256Vector: Decodable {
     var jwk: JWK
     var jws: String
-    var payload_utf8: String
+    var payloadUtf8: String
 }
 
 private struct PEMVector: Decodable {
     var jwk: JWK
-    var pkcs8_pem: String
-    var sec1_pem: String
+    var pkcs8Pem: String
+    var sec1Pem: String
 }
 
 private struct VAPIDVector: Decodable {
     var token: String
     var k: String
-    var claims_utf8: String
+    var claimsUtf8: String
 }
 
 @Suite("P-256, ECDSA and JWS")
@@ -27,7 +27,7 @@ struct P256Tests {
         let vector: ES256Vector = try Vectors.load("rfc7515-a3-es256.json")
         let publicKey = try P256PublicKey(jwk: vector.jwk)
         let payload = try JWS.verifyES256(vector.jws, publicKey: publicKey)
-        #expect(payload == Array(vector.payload_utf8.utf8))
+        #expect(payload == Array(vector.payloadUtf8.utf8))
         // The private key's d yields the same public key.
         let privateKey = try P256PrivateKey(jwk: vector.jwk)
         #expect(privateKey.publicKey == publicKey)
@@ -51,7 +51,7 @@ struct P256Tests {
         let vector: VAPIDVector = try Vectors.load("rfc8292-vapid.json")
         let key = try P256PublicKey(x963Representation: try Base64.urlDecode(vector.k))
         let claims = try JWS.verifyES256(vector.token, publicKey: key)
-        #expect(claims == Array(vector.claims_utf8.utf8))
+        #expect(claims == Array(vector.claimsUtf8.utf8))
         // Another key must not verify it.
         let other = try P256PrivateKey().publicKey
         #expect(throws: CryptoError.self) { try JWS.verifyES256(vector.token, publicKey: other) }
@@ -83,7 +83,8 @@ struct P256Tests {
         let good = try JWS.compact(
             headerJSON: Array(#"{"alg":"ES256"}"#.utf8), payloadJSON: [1], algorithm: .es256(key))
         let goodParts = good.split(separator: ".").map(String.init)
-        let shortSignature = goodParts[0] + "." + goodParts[1] + "." + Base64.urlEncode([UInt8](repeating: 1, count: 63))
+        let shortSignature =
+            goodParts[0] + "." + goodParts[1] + "." + Base64.urlEncode([UInt8](repeating: 1, count: 63))
         for token in [hs, crit, "a.b", "a.b.c.d", "", shortSignature, goodParts[0] + ".." + goodParts[2]] {
             #expect(throws: CryptoError.self, "\(token)") { try JWS.verifyES256(token, publicKey: key.publicKey) }
         }
@@ -157,8 +158,8 @@ struct P256Tests {
     func pemImport() throws {
         let vector: PEMVector = try Vectors.load("p256-pem.json")
         let expectedD = try Base64.urlDecode(vector.jwk.d ?? "")
-        let p8 = try P256PrivateKey(pemRepresentation: vector.pkcs8_pem)
-        let sec1 = try P256PrivateKey(pemRepresentation: vector.sec1_pem)
+        let p8 = try P256PrivateKey(pemRepresentation: vector.pkcs8Pem)
+        let sec1 = try P256PrivateKey(pemRepresentation: vector.sec1Pem)
         #expect(p8.rawRepresentation == expectedD)
         #expect(sec1.rawRepresentation == expectedD)
         #expect(p8.publicKey == (try P256PublicKey(jwk: vector.jwk)))
@@ -203,7 +204,10 @@ struct P256Tests {
             #expect(throws: CryptoError.self) { try P256PublicKey(x963Representation: bad) }
         }
         let order = try hex("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
-        for bad in [[UInt8](repeating: 1, count: 31), [UInt8](repeating: 1, count: 33), [UInt8](repeating: 0, count: 32), order, [UInt8](repeating: 0xFF, count: 32)] {
+        for bad in [
+            [UInt8](repeating: 1, count: 31), [UInt8](repeating: 1, count: 33), [UInt8](repeating: 0, count: 32), order,
+            [UInt8](repeating: 0xFF, count: 32),
+        ] {
             #expect(throws: CryptoError.self) { try P256PrivateKey(rawRepresentation: bad) }
         }
         var orderMinusOne = order

@@ -22,7 +22,7 @@ struct RSAPrivateKeyTests {
         let message: [UInt8] = Array("eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJoZXJhbGQifQ".utf8)
         let signature = try key.signatureRS256(for: message)
         #expect(signature.count == 256)
-        // RSASSA-PKCS1-v1_5 is deterministic.
+        // RSASSA-PKCS1-v15 is deterministic.
         #expect(try key.signatureRS256(for: message) == signature)
         try Data(message).write(to: URL(fileURLWithPath: msgPath))
         try Data(signature).write(to: URL(fileURLWithPath: sigPath))
@@ -35,7 +35,8 @@ struct RSAPrivateKeyTests {
         #expect(token.hasSuffix("." + Base64.urlEncode(signature)))
         // A tampered message fails openssl verification.
         try Data(message + [0x20]).write(to: URL(fileURLWithPath: msgPath))
-        #expect(try run("openssl", ["dgst", "-sha256", "-verify", pubPath, "-signature", sigPath, msgPath]).status != 0)
+        #expect(
+            try run("openssl", ["dgst", "-sha256", "-verify", pubPath, "-signature", sigPath, msgPath]).status != 0)
     }
 
     @Test("an EC key or a short RSA key is refused as RSA")

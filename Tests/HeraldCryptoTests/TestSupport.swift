@@ -10,10 +10,12 @@ enum Vectors {
     /// The `Vectors/` folder next to this file.
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Vectors")
 
-    /// Decodes `name` from `Vectors/` as `T`.
+    /// Decodes `name` from `Vectors/` as `T` (snake_case JSON keys map to camelCase properties).
     static func load<T: Decodable>(_ name: String, as type: T.Type = T.self) throws -> T {
         let data = try Data(contentsOf: directory.appendingPathComponent(name))
-        return try JSONDecoder().decode(T.self, from: data)
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try decoder.decode(T.self, from: data)
     }
 }
 
@@ -68,7 +70,9 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    return (
+        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
+    )
 }
 
 /// A fresh temporary directory.

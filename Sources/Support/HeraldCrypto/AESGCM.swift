@@ -20,8 +20,8 @@ public enum AESGCM {
     public static func seal(
         _ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
-        let ctx = try makeContext(key: key, nonce: nonce, aadCount: aad.count, dataCount: plaintext.count, encrypt: true)
-        defer { EVP_CIPHER_CTX_free(ctx) }
+        let ctx = try makeContext(
+            key: key, nonce: nonce, aadCount: aad.count, dataCount: plaintext.count, encrypt: true)
         try feedAAD(ctx, aad, encrypt: true)
         var output = [UInt8](repeating: 0, count: plaintext.count + tagLength)
         let status: Int32 = output.withUnsafeMutableBufferPointer { out in
@@ -35,10 +35,15 @@ public enum AESGCM {
             }
             var finalLength: Int32 = 0
             guard EVP_EncryptFinal_ex(ctx, base + Int(length), &finalLength) == 1 else { return -2 }
-            return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagLength), base + plaintext.count) == 1 ? 1 : -3
+            return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagLength), base + plaintext.count) == 1
+                ? 1 : -3
         }
+        if status == 1 {
+            OpenSSL.cipherContexts.give(ctx)
+            return output
+        }
+        OpenSSL.cipherContexts.discard(ctx)
         switch status {
-        case 1: return output
         case -1: throw OpenSSL.error("EVP_EncryptUpdate")
         case -2: throw OpenSSL.error("EVP_EncryptFinal_ex")
         default: throw OpenSSL.error("EVP_CIPHER_CTX_ctrl", .openssl, "cannot read the GCM tag")
@@ -53,11 +58,11 @@ public enum AESGCM {
         _ ciphertextAndTag: [UInt8], key: [UInt8], nonce: [UInt8], authenticating aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         guard ciphertextAndTag.count >= tagLength else {
-            throw OpenSSL.invalid(.invalidInput, "AES-GCM input of \(ciphertextAndTag.count) bytes is shorter than the tag")
+            throw OpenSSL.invalid(
+                .invalidInput, "AES-GCM input of \(ciphertextAndTag.count) bytes is shorter than the tag")
         }
         let dataCount = ciphertextAndTag.count - tagLength
         let ctx = try makeContext(key: key, nonce: nonce, aadCount: aad.count, dataCount: dataCount, encrypt: false)
-        defer { EVP_CIPHER_CTX_free(ctx) }
         try feedAAD(ctx, aad, encrypt: false)
         var output = [UInt8](repeating: 0, count: dataCount)
         let status: Int32 = ciphertextAndTag.withUnsafeBufferPointer { input in
@@ -81,8 +86,12 @@ public enum AESGCM {
                 }
             }
         }
+        if status == 1 {
+            OpenSSL.cipherContexts.give(ctx)
+            return output
+        }
+        OpenSSL.cipherContexts.discard(ctx)
         switch status {
-        case 1: return output
         case -1: throw OpenSSL.error("EVP_DecryptUpdate")
         case -2: throw OpenSSL.error("EVP_CIPHER_CTX_ctrl", .openssl, "cannot set the GCM tag")
         default:
@@ -106,7 +115,7 @@ public enum AESGCM {
             throw OpenSSL.invalid(.invalidInput, "AES-GCM input too large")
         }
         guard let cipher else { throw OpenSSL.error("EVP_CIPHER_fetch", .openssl, "AES-GCM is unavailable") }
-        guard let ctx = EVP_CIPHER_CTX_new() else { throw OpenSSL.error("EVP_CIPHER_CTX_new") }
+        guard let ctx = OpenSSL.cipherContexts.take() else { throw OpenSSL.error("EVP_CIPHER_CTX_new") }
         let status = key.withUnsafeBufferPointer { k in
             nonce.withUnsafeBufferPointer { n in
                 encrypt
@@ -115,7 +124,7 @@ public enum AESGCM {
             }
         }
         guard status == 1 else {
-            EVP_CIPHER_CTX_free(ctx)
+            OpenSSL.cipherContexts.discard(ctx)
             throw OpenSSL.error(encrypt ? "EVP_EncryptInit_ex2" : "EVP_DecryptInit_ex2")
         }
         return ctx
@@ -129,6 +138,9 @@ public enum AESGCM {
                 ? EVP_EncryptUpdate(ctx, nil, &length, $0.baseAddress, Int32($0.count))
                 : EVP_DecryptUpdate(ctx, nil, &length, $0.baseAddress, Int32($0.count))
         }
-        guard status == 1 else { throw OpenSSL.error(encrypt ? "EVP_EncryptUpdate" : "EVP_DecryptUpdate") }
+        guard status == 1 else {
+            OpenSSL.cipherContexts.discard(ctx)
+            throw OpenSSL.error(encrypt ? "EVP_EncryptUpdate" : "EVP_DecryptUpdate")
+        }
     }
 }

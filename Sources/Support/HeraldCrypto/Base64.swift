@@ -130,7 +130,8 @@ public enum Base64 {
         out.reserveCapacity(values.count * 3 / 4)
         var index = 0
         while index + 4 <= values.count {
-            let v = UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12 | UInt32(values[index + 2]) << 6
+            let v =
+                UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12 | UInt32(values[index + 2]) << 6
                 | UInt32(values[index + 3])
             out += [UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
             index += 4

@@ -21,24 +21,32 @@ public enum HMACSHA256 {
 
     /// Throwing variant used internally (HKDF), so that OpenSSL failures surface as ``CryptoError``.
     static func compute(key: [UInt8], message: [UInt8]) throws(CryptoError) -> [UInt8] {
-        guard let template = OpenSSL.hmacTemplate else {
-            throw OpenSSL.error("EVP_MAC_fetch", .openssl, "HMAC-SHA256 is unavailable")
+        guard let ctx = OpenSSL.hmacContexts.take() else {
+            throw OpenSSL.error("EVP_MAC_CTX_new", .openssl, "HMAC-SHA256 is unavailable")
         }
-        guard let ctx = EVP_MAC_CTX_dup(template) else { throw OpenSSL.error("EVP_MAC_CTX_dup") }
-        defer { EVP_MAC_CTX_free(ctx) }
         // HMAC pads keys shorter than the block with zeros, so an empty key equals a one-byte zero key; a non-empty
-        // buffer is always passed because a NULL key would make EVP_MAC_init keep the template's key.
+        // buffer is always passed because a NULL key would make EVP_MAC_init keep the previous user's key.
         let effectiveKey = key.isEmpty ? [0] : key
         let initStatus = effectiveKey.withUnsafeBufferPointer { EVP_MAC_init(ctx, $0.baseAddress, $0.count, nil) }
-        guard initStatus == 1 else { throw OpenSSL.error("EVP_MAC_init") }
+        guard initStatus == 1 else {
+            OpenSSL.hmacContexts.discard(ctx)
+            throw OpenSSL.error("EVP_MAC_init")
+        }
         if !message.isEmpty {
             let status = message.withUnsafeBufferPointer { EVP_MAC_update(ctx, $0.baseAddress, $0.count) }
-            guard status == 1 else { throw OpenSSL.error("EVP_MAC_update") }
+            guard status == 1 else {
+                OpenSSL.hmacContexts.discard(ctx)
+                throw OpenSSL.error("EVP_MAC_update")
+            }
         }
         var out = [UInt8](repeating: 0, count: 32)
         var length = 0
         let status = out.withUnsafeMutableBufferPointer { EVP_MAC_final(ctx, $0.baseAddress, &length, $0.count) }
-        guard status == 1, length == 32 else { throw OpenSSL.error("EVP_MAC_final") }
+        guard status == 1, length == 32 else {
+            OpenSSL.hmacContexts.discard(ctx)
+            throw OpenSSL.error("EVP_MAC_final")
+        }
+        OpenSSL.hmacContexts.give(ctx)
         return out
     }
 }

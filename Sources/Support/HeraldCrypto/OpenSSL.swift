@@ -41,32 +41,44 @@ enum OpenSSL {
     /// AES-256-GCM, fetched once (`EVP_CIPHER_fetch`).
     nonisolated(unsafe) static let aes256GCM: OpaquePointer? = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
 
-    /// An HMAC-SHA-256 `EVP_MAC_CTX` keyed with a dummy key. It is never used directly and never mutated after
-    /// creation; every MAC computation duplicates it (`EVP_MAC_CTX_dup`, read-only on the source) and re-keys
-    /// the copy, which avoids a digest fetch per call.
-    nonisolated(unsafe) static let hmacTemplate: OpaquePointer? = {
-        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { return nil }
-        defer { EVP_MAC_free(mac) }
-        guard let ctx = EVP_MAC_CTX_new(mac) else { return nil }
-        let dummyKey = [UInt8](repeating: 0, count: 32)
-        let status = "digest".withCString { name in
-            "SHA256".withCString { value in
-                var params = [
-                    OSSL_PARAM_construct_utf8_string(name, UnsafeMutablePointer(mutating: value), 0),
-                    OSSL_PARAM_construct_end(),
-                ]
-                return dummyKey.withUnsafeBufferPointer { key in
-                    EVP_MAC_init(ctx, key.baseAddress, key.count, &params)
+    /// Reusable HMAC-SHA-256 `EVP_MAC_CTX`s with the digest already set; each use re-keys the context with
+    /// `EVP_MAC_init`, which avoids a context allocation and a digest fetch per MAC.
+    static let hmacContexts = ContextPool(
+        make: {
+            guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { return nil }
+            defer { EVP_MAC_free(mac) }
+            guard let ctx = EVP_MAC_CTX_new(mac) else { return nil }
+            let status = "digest".withCString { name in
+                "SHA256".withCString { value in
+                    var params = [
+                        OSSL_PARAM_construct_utf8_string(name, UnsafeMutablePointer(mutating: value), 0),
+                        OSSL_PARAM_construct_end(),
+                    ]
+                    return EVP_MAC_CTX_set_params(ctx, &params)
                 }
             }
-        }
-        guard status == 1 else {
-            EVP_MAC_CTX_free(ctx)
-            ERR_clear_error()
-            return nil
-        }
-        return ctx
-    }()
+            guard status == 1 else {
+                EVP_MAC_CTX_free(ctx)
+                return nil
+            }
+            return ctx
+        },
+        destroy: { EVP_MAC_CTX_free($0) })
+
+    /// Reusable `EVP_CIPHER_CTX`s (re-initialised by every `EVP_EncryptInit_ex2`/`EVP_DecryptInit_ex2`).
+    static let cipherContexts = ContextPool(make: { EVP_CIPHER_CTX_new() }, destroy: { EVP_CIPHER_CTX_free($0) })
+
+    /// P-256 key-generation contexts, ready for `EVP_PKEY_generate` (group already set).
+    static let p256KeygenContexts = ContextPool(
+        make: {
+            guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+            guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_group_name(ctx, "prime256v1") == 1 else {
+                EVP_PKEY_CTX_free(ctx)
+                return nil
+            }
+            return ctx
+        },
+        destroy: { EVP_PKEY_CTX_free($0) })
 
     /// Reads the uncompressed (65-byte) public point of an EC `EVP_PKEY`.
     static func uncompressedPublicKey(of pkey: OpaquePointer) throws(CryptoError) -> [UInt8] {
@@ -118,6 +130,9 @@ enum OpenSSL {
             return "".withCString { PEM_read_bio_PrivateKey(bio, nil, nil, UnsafeMutableRawPointer(mutating: $0)) }
         }
         guard let pkey else { throw error("PEM_read_bio_PrivateKey", .invalidPEM, "cannot parse PEM private key") }
+        // Decoders tried and rejected on the way to success leave entries behind; do not let them leak into the
+        // message of a later, unrelated error.
+        ERR_clear_error()
         return pkey
     }
 
@@ -133,7 +148,9 @@ enum OpenSSL {
         guard sizing == 1, length > 0 else { throw error("EVP_DigestSign") }
         var signature = [UInt8](repeating: 0, count: length)
         let status = signature.withUnsafeMutableBufferPointer { out in
-            message.withUnsafeBufferPointer { EVP_DigestSign(mdctx, out.baseAddress, &length, $0.baseAddress, $0.count) }
+            message.withUnsafeBufferPointer {
+                EVP_DigestSign(mdctx, out.baseAddress, &length, $0.baseAddress, $0.count)
+            }
         }
         guard status == 1 else { throw error("EVP_DigestSign") }
         return Array(signature.prefix(length))

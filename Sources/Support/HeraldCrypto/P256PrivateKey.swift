@@ -18,17 +18,17 @@ public final class P256PrivateKey: @unchecked Sendable {
     /// Generates a new random key pair.
     /// - Throws: ``CryptoError/Code/openssl`` if key generation fails.
     public convenience init() throws(CryptoError) {
-        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
-            throw OpenSSL.error("EVP_PKEY_CTX_new_from_name")
-        }
-        defer { EVP_PKEY_CTX_free(ctx) }
-        guard EVP_PKEY_keygen_init(ctx) == 1 else { throw OpenSSL.error("EVP_PKEY_keygen_init") }
-        guard EVP_PKEY_CTX_set_group_name(ctx, "prime256v1") == 1 else {
-            throw OpenSSL.error("EVP_PKEY_CTX_set_group_name")
+        // Borrow a ready keygen context: creating one per key doubles the cost of generation.
+        guard let ctx = OpenSSL.p256KeygenContexts.take() else {
+            throw OpenSSL.error("EVP_PKEY_keygen_init", .openssl, "cannot create a P-256 key-generation context")
         }
         var key: OpaquePointer?
-        guard EVP_PKEY_generate(ctx, &key) == 1, let key else { throw OpenSSL.error("EVP_PKEY_generate") }
-        try self.init(owning: key)
+        guard EVP_PKEY_generate(ctx, &key) == 1, let key else {
+            OpenSSL.p256KeygenContexts.discard(ctx)
+            throw OpenSSL.error("EVP_PKEY_generate")
+        }
+        OpenSSL.p256KeygenContexts.give(ctx)
+        try self.init(owning: key, knownP256: true)
     }
 
     /// Imports a 32-byte big-endian private scalar and computes its public key.
@@ -53,7 +53,7 @@ public final class P256PrivateKey: @unchecked Sendable {
             return d2i_PrivateKey(EVP_PKEY_EC, nil, &cursor, buffer.count)
         }
         guard let key else { throw OpenSSL.error("d2i_PrivateKey", .invalidKey, "cannot import P-256 scalar") }
-        try self.init(owning: key)
+        try self.init(owning: key, knownP256: true)
     }
 
     /// Imports a PEM private key: PKCS#8 `BEGIN PRIVATE KEY` (e.g. an Apple `.p8` file) or SEC 1
@@ -62,7 +62,7 @@ public final class P256PrivateKey: @unchecked Sendable {
     ///   is not a P-256 key.
     public convenience init(pemRepresentation: String) throws(CryptoError) {
         let key = try OpenSSL.readPrivateKeyPEM(pemRepresentation)
-        try self.init(owning: key)
+        try self.init(owning: key, knownP256: false)
     }
 
     /// Imports a private key from an EC P-256 JWK that has `d`; `x`/`y` must match `d`.
@@ -79,9 +79,10 @@ public final class P256PrivateKey: @unchecked Sendable {
         }
     }
 
-    /// Takes ownership of `key` (freed on failure), checks it is a P-256 key and caches its public point.
-    private init(owning key: OpaquePointer) throws(CryptoError) {
-        guard EVP_PKEY_is_a(key, "EC") == 1, OpenSSL.groupName(of: key) == "prime256v1" else {
+    /// Takes ownership of `key` (freed on failure), checks it is a P-256 key unless it was created as one here
+    /// (`knownP256`; the check costs an extra parameter export), and caches its public point.
+    private init(owning key: OpaquePointer, knownP256: Bool) throws(CryptoError) {
+        guard knownP256 || (EVP_PKEY_is_a(key, "EC") == 1 && OpenSSL.groupName(of: key) == "prime256v1") else {
             EVP_PKEY_free(key)
             throw OpenSSL.invalid(.invalidKey, "key is not an EC P-256 key")
         }

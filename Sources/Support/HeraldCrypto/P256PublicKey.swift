@@ -85,7 +85,8 @@ public final class P256PublicKey: @unchecked Sendable, Equatable {
         guard EVP_PKEY_fromdata_init(ctx) == 1 else { throw OpenSSL.error("EVP_PKEY_fromdata_init") }
         // EVP_PKEY_PUBLIC_KEY is a compound macro Swift cannot import; spell out its components.
         let selection =
-            OSSL_KEYMGMT_SELECT_PUBLIC_KEY | OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
+            OSSL_KEYMGMT_SELECT_PUBLIC_KEY | OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS
+            | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
         var key: OpaquePointer?
         // OSSL_PARAM only borrows its key and value pointers, so the array is built and used inside their scopes.
         let status = "group".withCString { groupKey in
@@ -94,7 +95,8 @@ public final class P256PublicKey: @unchecked Sendable, Equatable {
                     point.withUnsafeBytes { bytes in
                         var params = [
                             OSSL_PARAM_construct_utf8_string(groupKey, UnsafeMutablePointer(mutating: groupName), 0),
-                            OSSL_PARAM_construct_octet_string(pubKey, UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count),
+                            OSSL_PARAM_construct_octet_string(
+                                pubKey, UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count),
                             OSSL_PARAM_construct_end(),
                         ]
                         return EVP_PKEY_fromdata(ctx, &key, Int32(selection), &params)
