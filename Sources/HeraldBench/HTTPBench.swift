@@ -31,25 +31,23 @@ enum HTTPBench {
             body: body)
 
         let started = ContinuousClock.now
-        let succeeded = await withTaskGroup(of: Bool.self) { group in
-            var launched = 0
-            var ok = 0
-            func launch() {
-                launched += 1
+        // `inFlight` workers, each sending its share back to back: exactly `inFlight` requests outstanding
+        // (until the tail), without a task per request.
+        let workers = max(1, min(inFlight, requests))
+        let succeeded = await withTaskGroup(of: Int.self) { group in
+            for worker in 0..<workers {
+                let share = requests / workers + (worker < requests % workers ? 1 : 0)
                 group.addTask {
-                    do {
-                        return try await client.send(request).status == 200
-                    } catch {
-                        return false
+                    var ok = 0
+                    for _ in 0..<share {
+                        if let response = try? await client.send(request), response.status == 200 { ok += 1 }
                     }
+                    return ok
                 }
             }
-            while launched < min(inFlight, requests) { launch() }
-            while let result = await group.next() {
-                if result { ok += 1 }
-                if launched < requests { launch() }
-            }
-            return ok
+            var total = 0
+            for await ok in group { total += ok }
+            return total
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
