@@ -36,7 +36,7 @@ final class RequestToken: Sendable {
 struct Job: Sendable {
     let request: HTTPRequest
     let token: RequestToken
-    let continuation: CheckedContinuation<TransferResult, Never>
+    let continuation: UnsafeContinuation<TransferResult, Never>
 }
 
 /// A pooled libcurl easy handle plus its error buffer. Used only on its event loop's thread.
