@@ -61,6 +61,10 @@ enum Curl {
         if request.url.isEmpty || request.url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
             throw HTTPError(.invalidRequest, "invalid URL \"\(request.url)\"")
         }
+        let scheme = request.url.utf8.prefix(8).map { $0 | 0x20 }  // ASCII lowercase; enough for a prefix test
+        if !scheme.starts(with: "https://".utf8) && !scheme.starts(with: "http://".utf8) {
+            throw HTTPError(.invalidRequest, "only http and https URLs are supported: \"\(request.url)\"")
+        }
         for header in request.headers {
             if header.name.isEmpty || !header.name.utf8.allSatisfy(isTokenByte) {
                 throw HTTPError(.invalidRequest, "invalid header name \"\(header.name)\"")

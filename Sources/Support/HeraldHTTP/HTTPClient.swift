@@ -69,7 +69,9 @@ public final class HTTPClient: Sendable {
         let loop = loops[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
         let token = RequestToken()
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<TransferResult, Never>) in
+            // Unsafe (unchecked) continuation: every Job is resumed exactly once, by whichever of submit,
+            // begin, finish or the shutdown path takes it out of the loop's bookkeeping.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<TransferResult, Never>) in
                 guard token.markSubmitted() else {
                     continuation.resume(returning: .failure(EventLoop.cancelledError))
                     return

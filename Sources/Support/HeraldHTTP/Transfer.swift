@@ -36,7 +36,7 @@ final class RequestToken: Sendable {
 struct Job: Sendable {
     let request: HTTPRequest
     let token: RequestToken
-    let continuation: CheckedContinuation<TransferResult, Never>
+    let continuation: UnsafeContinuation<TransferResult, Never>
 }
 
 /// A pooled libcurl easy handle plus its error buffer. Used only on its event loop's thread.
@@ -60,12 +60,45 @@ final class EasyHandle {
     }
 }
 
+/// A libcurl header list built from a request's headers, freed when the last transfer using it is done.
+/// Used only on its event loop's thread.
+final class HeaderList {
+    let headers: [HTTPHeader]
+    private(set) var list: UnsafeMutablePointer<curl_slist>?
+    /// Whether every line could be appended (false means out of memory).
+    private(set) var complete = true
+
+    /// Builds the list: the caller's headers, plus removal of libcurl's implicit `Expect` and form
+    /// `Content-Type` headers when the caller sets none.
+    init(_ headers: [HTTPHeader]) {
+        self.headers = headers
+        var hasContentType = false
+        var hasExpect = false
+        for header in headers {
+            let lower = header.name.lowercased()
+            if lower == "content-type" { hasContentType = true }
+            if lower == "expect" { hasExpect = true }
+            append(header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)")
+        }
+        if !hasExpect { append("Expect:") }
+        if !hasContentType { append("Content-Type:") }
+    }
+
+    private func append(_ line: String) {
+        if let next = curl_slist_append(list, line) { list = next } else { complete = false }
+    }
+
+    deinit {
+        if let list { curl_slist_free_all(list) }
+    }
+}
+
 /// One in-flight transfer. Owned by the event loop's thread; libcurl callbacks receive it unretained.
 final class Transfer {
     let job: Job
     let easy: EasyHandle
     let limit: Int
-    var headerList: UnsafeMutablePointer<curl_slist>?
+    var headerList: HeaderList?
     var headers: [HTTPHeader] = []
     var body: [UInt8] = []
     var tooLarge = false
@@ -76,11 +109,8 @@ final class Transfer {
         self.limit = limit
     }
 
-    /// Frees the request header list.
-    func releaseHeaders() {
-        if let headerList { curl_slist_free_all(headerList) }
-        headerList = nil
-    }
+    /// Drops this transfer's hold on the request header list.
+    func releaseHeaders() { headerList = nil }
 
     /// Appends a chunk of the response body; `false` when the limit would be exceeded.
     func appendBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
