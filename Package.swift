@@ -72,13 +72,18 @@ let package = Package(
             name: "HeraldBench",
             dependencies: ["HeraldCrypto", "HeraldHTTP", "Router", "HeraldChannels", "RouterTesting"]),
 
+        // Examples: a channel module built outside the built-in set, and a hub embedding the router.
+        .target(name: "NtfyChannel", dependencies: ["ChannelAPI", "HeraldHTTP"], path: "Examples/NtfyChannel"),
+        .executableTarget(
+            name: "EmbeddedHub", dependencies: ["Router", "HeraldChannels", "NtfyChannel"], path: "Examples/EmbeddedHub"),
+
         // Tests (Swift Testing). Vectors live in each suite's Vectors/ folder.
         .testTarget(name: "HeraldCryptoTests", dependencies: ["HeraldCrypto"], exclude: ["Vectors"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "RouterTesting"]),
         .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI"]),
-        .testTarget(name: "RouterTests", dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP"]),
+        .testTarget(name: "RouterTests", dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP", "NtfyChannel"]),
         .testTarget(name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting"]),
     ]
 )

@@ -1,0 +1,62 @@
+// A hub that embeds Herald in-process: builds a router from a config value, registers a device,
+// sends a permission request, and waits for the person's answer.
+//
+//   swift run EmbeddedHub
+import ChannelAPI
+import Foundation
+import HeraldChannels
+import NtfyChannel
+import Router
+
+typealias Notification = ChannelAPI.Notification
+
+let home = FileManager.default.temporaryDirectory.appendingPathComponent("embedded-hub-\(getpid())").path
+let yaml = """
+    version: 1
+    store: { path: \(home)/herald.db }
+    channels:
+      console: { type: log, path: "-" }
+      ntfy: { type: ntfy, server: "https://ntfy.sh", enabled: false }
+    routes:
+      default:
+        - deliver: [ntfy]
+        - deliver: [console]
+          unless-delivered: [ntfy]
+    """
+
+var registry = HeraldChannels.registry
+registry.register(NtfyChannel.factory)  // a plugin channel, registered by its type: name
+
+do {
+    let config = try ConfigLoader.parse(yaml, file: "embedded.yaml", registry: registry)
+    let router = try await Router(config: config, registry: registry)
+    try await router.register(Device(deviceId: "my-phone", platform: "ntfy", fields: ["topic": "herald-demo"]))
+
+    let events = router.events()
+    let watcher = Task {
+        for await event in events {
+            if case .delivery(let d) = event { print("event: \(d.channel) \(d.deviceId ?? "-") → \(d.state.rawValue)") }
+        }
+    }
+
+    let request = Notification(
+        type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
+        data: ["sessionId": "5f0c", "requestId": "r-17"],
+        actions: [NotificationAction(id: "approve", title: "Allow"), NotificationAction(id: "deny", title: "Deny", destructive: true)])
+    let report = try await router.send(request)
+    print("report: \(report.json.canonicalString)")
+
+    // Here a real hub would wait for a Telegram button or a tap; we answer it ourselves.
+    Task {
+        try await Task.sleep(for: .milliseconds(200))
+        try router.recordEvent(ChannelEvent(notificationId: request.id, kind: .action, actionId: "approve"))
+    }
+    if let answer = try await router.waitForAction(notificationID: request.id, timeout: .seconds(5)) {
+        print("the person chose: \(answer.actionId ?? "?")")
+    }
+    watcher.cancel()
+    await router.shutdown()
+} catch {
+    print("embedded hub failed: \(error)")
+    exit(1)
+}

@@ -1,0 +1,84 @@
+import ChannelAPI
+import Foundation
+import HeraldHTTP
+
+/// An example channel module built outside the built-in set: publishes to an ntfy server
+/// (https://ntfy.sh or self-hosted). Each registered device of platform `ntfy` carries a `topic`.
+///
+/// ```yaml
+/// channels:
+///   phone-ntfy:
+///     type: ntfy
+///     server: https://ntfy.sh
+///     token: ${NTFY_TOKEN:-}          # optional access token
+/// ```
+///
+/// Register it before loading the config:
+/// ```swift
+/// var registry = HeraldChannels.registry
+/// registry.register(NtfyChannel.factory)
+/// ```
+public struct NtfyChannel: Channel {
+    /// The ntfy server base URL.
+    public let server: String
+    let token: String?
+    let http: HTTPClient
+    let logger: ChannelLogger
+
+    /// The factory, registered under `type: ntfy`, serving platform `ntfy`.
+    public static let factory = ChannelFactory(type: "ntfy", defaultPlatforms: ["ntfy"]) {
+        config, context throws(ConfigError) in
+        let server = try config.string("server") ?? "https://ntfy.sh"
+        guard server.hasPrefix("https://") || server.hasPrefix("http://") else {
+            throw config.error(at: "server", "server must be an http(s) URL")
+        }
+        let token = try config.string("token").flatMap { $0.isEmpty ? nil : $0 }
+        return NtfyChannel(
+            server: server, token: token, http: context.http,
+            logger: context.logger.withSecrets(token.map { [$0] } ?? []))
+    }
+
+    /// Refuses an ntfy device without a valid topic.
+    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
+        guard let topic = device.string("topic"), !topic.isEmpty, topic.count <= 64,
+            topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        else { throw ValidationError(field: "topic", "required: 1-64 letters, digits, '-' or '_'") }
+        return device
+    }
+
+    /// Publishes one message per device (ntfy's JSON publish API).
+    public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
+        await withTaskGroup(of: DeliveryResult.self) { group in
+            for target in request.targets {
+                group.addTask { await publish(request.notification, to: target) }
+            }
+            var results: [DeliveryResult] = []
+            for await r in group { results.append(r) }
+            return results
+        }
+    }
+
+    func publish(_ n: ChannelAPI.Notification, to target: DeliveryTarget) async -> DeliveryResult {
+        guard let topic = target.device?.string("topic") else { return .failed(target, reason: "device has no topic") }
+        var body: [String: JSONValue] = ["topic": .string(topic), "message": .string(n.body ?? n.title ?? "")]
+        if let t = n.title { body["title"] = .string(t) }
+        if let u = n.url { body["click"] = .string(u) }
+        body["priority"] = .number(n.priority == .high ? 5 : n.priority == .low ? 2 : 3)
+        if let tag = n.collapseTag { body["tags"] = .array([.string(tag)]) }
+        var headers = [HTTPHeader("content-type", "application/json")]
+        if let token { headers.append(HTTPHeader("authorization", "Bearer \(token)")) }
+        do {
+            let r = try await http.send(HTTPRequest(method: "POST", url: server, headers: headers, body: JSONValue.object(body).canonicalBytes))
+            switch r.status {
+            case 200..<300: return .delivered(target, status: r.status)
+            case 429, 500...599: return .retry(target, status: r.status, reason: "ntfy answered \(r.status)")
+            case 401, 403:
+                logger.error("ntfy refused the access token", ["status": "\(r.status)"])
+                return .failed(target, status: r.status, reason: "ntfy refused credentials (\(r.status))")
+            default: return .failed(target, status: r.status, reason: "ntfy answered \(r.status)")
+            }
+        } catch {
+            return .retry(target, reason: error.description)
+        }
+    }
+}
