@@ -1,1 +1,41 @@
-print("bench")
+// herald-bench: Herald's benchmark executable. Each subcommand prints one line of figures;
+// scripts/bench*.sh run them beside their references and BENCHMARKS.md records the results.
+import Foundation
+
+import ChannelAPI
+
+typealias Notification = ChannelAPI.Notification
+
+let usage = """
+    usage: herald-bench <benchmark> [args]
+      crypto SECONDS                                   Web Push crypto pipeline, messages/s
+      http URL CAFILE N INFLIGHT CONNECTIONS LOOPS     1 KB POSTs to an HTTP/2 sink
+      router-fanout DEVICES                            plan + persist one notification for N devices
+      router-drain DEVICES                             persist N retries, then drain them
+    """
+
+let args = Array(CommandLine.arguments.dropFirst())
+func int(_ i: Int) -> Int? { args.count > i ? Int(args[i]) : nil }
+
+do {
+    switch args.first {
+    case "crypto":
+        print(try CryptoBench.run(seconds: Double(args.count > 1 ? args[1] : "5") ?? 5))
+    case "http":
+        guard args.count >= 7, let n = int(3), let inflight = int(4), let conns = int(5), let loops = int(6) else {
+            print(usage)
+            exit(2)
+        }
+        print(try await HTTPBench.run(url: args[1], caFile: args[2], requests: n, inFlight: inflight, connections: conns, eventLoops: loops))
+    case "router-fanout":
+        print(try await RouterBench.fanout(devices: int(1) ?? 10_000))
+    case "router-drain":
+        print(try await RouterBench.drain(devices: int(1) ?? 10_000))
+    default:
+        print(usage)
+        exit(2)
+    }
+} catch {
+    print("herald-bench: \(error)")
+    exit(1)
+}

@@ -120,11 +120,15 @@ public final class Router: Sendable {
         return Planner.plan(notification, config: g.config, facts: PlanningFacts(devices: devices))
     }
 
-    /// Routes one notification: plans it, persists it with every planned delivery (one
-    /// transaction), then runs the first attempts step by step and returns the report. Transient
-    /// failures stay queued in the outbox for ``drain(untilEmpty:timeout:)`` or ``run()``.
-    public func send(_ notification: ChannelAPI.Notification) async throws -> DeliveryReport {
-        let g = currentGraph
+    /// Plans and persists a notification with every planned delivery (one transaction) without
+    /// attempting anything: the in-process worker (``run()``) or `herald drain` delivers it.
+    /// Returns the plan.
+    @discardableResult
+    public func enqueue(_ notification: ChannelAPI.Notification) throws -> DeliveryPlan {
+        try persist(notification, graph: currentGraph).plan
+    }
+
+    func persist(_ notification: ChannelAPI.Notification, graph g: RouterGraph) throws -> (plan: DeliveryPlan, records: [DeliveryRecord]) {
         let now = options.clock.now()
         let (routeName, steps) = g.config.routes.route(for: notification.namespace)
         var cooled: Set<Int> = []
@@ -143,6 +147,15 @@ public final class Router: Sendable {
             try store.addBadgeTag(namespace: notification.namespace, tag: tag, now: now)
         }
         for r in records where r.state == .suppressed { hub.emit(.delivery(r)) }
+        return (plan, records)
+    }
+
+    /// Routes one notification: plans it, persists it with every planned delivery (one
+    /// transaction), then runs the first attempts step by step and returns the report. Transient
+    /// failures stay queued in the outbox for ``drain(untilEmpty:timeout:)`` or ``run()``.
+    public func send(_ notification: ChannelAPI.Notification) async throws -> DeliveryReport {
+        let g = currentGraph
+        _ = try persist(notification, graph: g)
         try await executor.execute(notificationId: notification.id, graph: g)
         return DeliveryReport(
             id: notification.id, namespace: notification.namespace,

@@ -144,19 +144,26 @@ struct Executor: Sendable {
         if spec.badgePendingTags {
             pendingBadge = try? store.pendingTagCount(namespace: notification.namespace)
         }
+        // Resolve devices once per batch (one query), not once per target.
+        var devices: [String: Device] = [:]
+        if records.contains(where: { $0.deviceId != nil }) {
+            for d in (try? store.devices(namespace: notification.namespace)) ?? [] {
+                devices[Executor.key(d.deviceId, d.platform)] = d
+            }
+        }
         var start = 0
         while start < records.count {
             let chunk = Array(records[start..<min(records.count, start + chunkSize)])
             start += chunkSize
             await attemptChunk(
                 chunk, channel: channel, spec: spec, notification: notification, pendingBadge: pendingBadge,
-                deadline: deadline)
+                deadline: deadline, devices: devices)
         }
     }
 
     private func attemptChunk(
         _ chunk: [DeliveryRecord], channel: any Channel, spec: ChannelSpec, notification: Notification,
-        pendingBadge: Int?, deadline: Date?
+        pendingBadge: Int?, deadline: Date?, devices: [String: Device]
     ) async {
         // Resolve the devices now: a re-registration since planning (new token) is honoured, and a
         // device unregistered since then is not delivered to.
@@ -165,8 +172,7 @@ struct Executor: Sendable {
         var gone: [AttemptRecord] = []
         for r in chunk {
             if let deviceId = r.deviceId, let platform = r.platform {
-                let device = try? store.device(namespace: notification.namespace, deviceId: deviceId, platform: platform)
-                guard let device else {
+                guard let device = devices[Executor.key(deviceId, platform)] else {
                     gone.append(AttemptRecord(deliveryId: r.id, attempt: r.attempts, state: .failed, reason: "device is no longer registered"))
                     continue
                 }

@@ -1,0 +1,88 @@
+import ChannelAPI
+import Foundation
+import HeraldChannels
+import Router
+import RouterTesting
+
+/// Router benchmarks: plan + persist one notification for N devices, and drain N due retries,
+/// both through a recording channel (so the router, not a provider, is measured).
+enum RouterBench {
+    static func makeRouter(devices: Int, recorder: RecordingChannel, clock: ManualClock) async throws -> (Router, String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let registry = ChannelRegistry([recorder.factory(type: "rec", platforms: ["phone"])])
+        let yaml = """
+            version: 1
+            store: { path: \(dir.path)/herald.db }
+            channels:
+              rec: { type: rec, retry: { attempts: 5, initial: 1s, max: 1s } }
+            routes:
+              default:
+                - deliver: [rec]
+            """
+        let config = try ConfigLoader.parse(yaml, registry: registry)
+        let router = try await Router(config: config, registry: registry, options: RouterOptions(clock: clock))
+        let now = clock.now()
+        for i in 0..<devices {
+            _ = try router.store.upsertDevice(
+                Device(deviceId: "device-\(i)", platform: "phone", fields: ["token": .string("token-\(i)")]), now: now)
+        }
+        return (router, dir.path)
+    }
+
+    /// Plan + persist (the channel answers instantly), timed around `send`; returns a JSON line.
+    static func fanout(devices: Int) async throws -> String {
+        let recorder = RecordingChannel()
+        let clock = ManualClock()
+        let (router, dir) = try await makeRouter(devices: devices, recorder: recorder, clock: clock)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Warm-up on a small namespace-less send so lazy initialisation is not measured.
+        _ = try await router.send(Notification(namespace: "warmup", title: "warm"))
+        let n = Notification(title: "Build finished", body: "All tests passed", data: ["sessionId": "s1"])
+        let t0 = ContinuousClock.now
+        let plan = try router.enqueue(n)
+        let tPlan = ContinuousClock.now
+        let summary = try await router.drain()
+        let t1 = ContinuousClock.now
+        let report = try router.history(id: n.id)[0]
+        await router.shutdown()
+        let delivered = report.deliveries.filter { $0.state == .delivered }.count
+        _ = summary
+        return JSONValue.object([
+            "bench": "router-fanout", "devices": .number(Double(devices)), "delivered": .number(Double(delivered)),
+            "plan_and_persist_ms": .number(ms(tPlan - t0)), "first_attempts_ms": .number(ms(t1 - tPlan)),
+            "planned": .number(Double(plan.deliveryCount)), "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
+        ]).canonicalString
+    }
+
+    /// Persist one notification for N devices whose first attempt fails transiently, then drain
+    /// the N due retries; reports deliveries/s of the drain.
+    static func drain(devices: Int) async throws -> String {
+        let recorder = RecordingChannel()
+        let clock = ManualClock()
+        let (router, dir) = try await makeRouter(devices: devices, recorder: recorder, clock: clock)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        recorder.answer { t, _ in .retry(t, status: 503, reason: "UNAVAILABLE") }
+        let t0 = ContinuousClock.now
+        let report = try await router.send(Notification(title: "t"))
+        let tPersist = ContinuousClock.now
+        recorder.answer { t, _ in .delivered(t, status: 200) }
+        clock.advance(by: .seconds(5))
+        let summary = try await router.drain()
+        let t1 = ContinuousClock.now
+        await router.shutdown()
+        let seconds = Double((t1 - tPersist).components.attoseconds) / 1e18 + Double((t1 - tPersist).components.seconds)
+        return JSONValue.object([
+            "bench": "router-drain", "devices": .number(Double(devices)),
+            "first_pass_ms": .number(ms(tPersist - t0)), "queued": .number(Double(report.deliveries(.retry).count)),
+            "drained": .number(Double(summary.attempted)), "remaining": .number(Double(summary.remaining)),
+            "drain_ms": .number(ms(t1 - tPersist)), "deliveries_per_s": .number((Double(summary.attempted) / seconds).rounded()),
+            "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
+        ]).canonicalString
+    }
+
+    static func ms(_ d: Duration) -> Double {
+        let (s, a) = d.components
+        return ((Double(s) * 1000 + Double(a) / 1e15) * 10).rounded() / 10
+    }
+}
