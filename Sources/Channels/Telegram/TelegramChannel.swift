@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import Synchronization
 
 /// `type: telegram`: sends notifications as Bot API `sendMessage` (HTML parse mode) to registered
 /// chats (platform `telegram`, field `chatId`) and to static `chat-ids:`, turns actions into inline
@@ -82,13 +83,14 @@ public struct TelegramChannel: Channel {
         }
 
         var results: [DeliveryResult] = []
+        let batch = TelegramBatch()
         await withTaskGroup(of: DeliveryResult?.self) { group in
             var next = 0
             func add() {
                 let job = jobs[next]
                 next += 1
                 group.addTask {
-                    await self.run(job: job, notification: notification)
+                    await self.run(job: job, notification: notification, batch: batch)
                 }
             }
             while next < min(concurrency, jobs.count) { add() }
@@ -103,13 +105,17 @@ public struct TelegramChannel: Channel {
     /// One send; nil for a static chat (its outcome is logged).
     func run(
         job: (target: DeliveryTarget?, chat: TelegramChatID?, deviceId: String?, deliveryId: String),
-        notification: ChannelAPI.Notification
+        notification: ChannelAPI.Notification, batch: TelegramBatch
     ) async -> DeliveryResult? {
         let target = job.target ?? DeliveryTarget(device: nil, deliveryId: job.deliveryId)
         guard let chat = job.chat else {
             return .failed(target, reason: "device has no valid chatId")
         }
-        let result = await send(notification, to: chat, target: target)
+        // After a 401/404 the rest of the batch is not sent: every request would be refused the same way.
+        if let reason = batch.configurationError {
+            return job.target == nil ? nil : .failed(target, reason: reason)
+        }
+        let result = await send(notification, to: chat, target: target, batch: batch)
         guard job.target == nil else { return result }
         let fields = ["chat": "chat:\(chat.text)", "outcome": result.outcome.rawValue, "reason": result.reason ?? ""]
         if result.outcome == .delivered {
@@ -137,7 +143,10 @@ public struct TelegramChannel: Channel {
     }
 
     /// Sends one message to one chat and maps the answer to a result.
-    func send(_ notification: ChannelAPI.Notification, to chat: TelegramChatID, target: DeliveryTarget) async
+    func send(
+        _ notification: ChannelAPI.Notification, to chat: TelegramChatID, target: DeliveryTarget,
+        batch: TelegramBatch = TelegramBatch()
+    ) async
         -> DeliveryResult
     {
         do {
@@ -204,6 +213,9 @@ public struct TelegramChannel: Channel {
             return .failed(target, status: response.status, reason: reason)
         case .configuration(let reason):
             try? callbacks.remove(group: prepared.group, ids: prepared.ids)
+            guard batch.reportConfigurationError(reason) else {
+                return .failed(target, status: response.status, reason: reason)
+            }
             logger.error(
                 "Telegram refused the bot configuration: \(reason)",
                 ["status": String(response.status), "description": response.description ?? ""])
@@ -357,6 +369,23 @@ public struct TelegramChannel: Channel {
             logger.warning("answerCallbackQuery refused", ["description": response.reasonText])
         case .success:
             break
+        }
+    }
+}
+
+/// Facts shared by the sends of one batch: a configuration error (401/404) is logged once and stops
+/// the remaining sends of the batch.
+final class TelegramBatch: Sendable {
+    private let error = Mutex<String?>(nil)
+
+    /// The configuration error seen so far in this batch.
+    var configurationError: String? { error.withLock { $0 } }
+
+    /// Records a configuration error; true for the first one (which is logged).
+    func reportConfigurationError(_ reason: String) -> Bool {
+        error.withLock { e in
+            defer { if e == nil { e = reason } }
+            return e == nil
         }
     }
 }

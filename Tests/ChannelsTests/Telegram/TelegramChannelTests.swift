@@ -437,6 +437,20 @@ struct TelegramChannelTests {
         h.expectNoTokenInLogs()
     }
 
+    @Test func rejectedTokenFailsTheWholeBatchAndLogsOnce() async throws {
+        let h = try await Harness.make()
+        defer { Task { await h.server.stop() } }
+        try await h.route("sendMessage", [.json(401, #"{"ok":false,"error_code":401,"description":"Unauthorized"}"#)])
+        let targets = (1...40).map { target(device("d\($0)", chat: .number(Double($0))), "x\($0)") }
+        let results = await h.channel.deliver(
+            DeliveryRequest(notification: Notification(id: "bad", title: "t"), targets: targets))
+        #expect(results.count == 40)
+        #expect(results.allSatisfy { $0.outcome == .failed && $0.reason == "bot token rejected (401)" })
+        #expect(h.logs.all.filter { $0.level == .error }.count == 1)
+        #expect(try await h.bodies("sendMessage").count < 40)
+        h.expectNoTokenInLogs()
+    }
+
     @Test func transportErrorIsRetryAndTokenStaysOutOfLogsAndReasons() async throws {
         let h = try await Harness.make(api: "https://127.0.0.1:1")
         defer { Task { await h.server.stop() } }
