@@ -82,14 +82,14 @@ struct TelegramKeyboardRecord: Sendable, Equatable {
 ///
 /// Keys: `cb:<callback id>` (one per button: notification id, action id, chat id, message id once
 /// known, expiry), `kb:<group>` (one per sent message: its HTML and button ids; claiming it is the
-/// atomic "first press wins" step), `gc:<day>` (keys to delete once that UTC day has begun) and
-/// `gc:cursor` (the last day collected).
+/// atomic "first press wins" step), `gc:<minute>` (keys to delete once that minute has begun) and
+/// `gc:cursor` (the last minute collected).
 struct TelegramCallbackStore: Sendable {
     let state: any ChannelStateStore
     let random: any RandomSource
     let ttl: Duration
 
-    static let dayMs: Int64 = 86_400_000
+    static let minuteMs: Int64 = 60_000
 
     /// A fresh 12-character base64url id (9 bytes). The bytes are SHA-256 of 16 random bytes and the
     /// button's identity, so ids stay unique even with a deterministic test random source.
@@ -177,28 +177,31 @@ struct TelegramCallbackStore: Sendable {
         try state.setValue(nil, forKey: "kb:" + group)
     }
 
-    /// Lists keys for deletion once their expiry has passed.
+    /// Lists keys for deletion once their expiry has passed. Buckets are per minute and hold
+    /// newline-separated keys, so scheduling is an append (no parse of the bucket).
     func schedule(_ keys: [String], expiresAt: Int64) throws {
-        let day = expiresAt / Self.dayMs + 1
-        try state.update("gc:\(day)") { old -> ([UInt8]?, Void) in
-            var list = old.flatMap { try? JSONValue.parse($0) }?.arrayValue ?? []
-            list += keys.map { .string($0) }
-            return (JSONValue.array(list).canonicalBytes, ())
-        }
+        let minute = expiresAt / Self.minuteMs + 1
+        let line = Array((keys.joined(separator: "\n") + "\n").utf8)
+        try state.update("gc:\(minute)") { old -> ([UInt8]?, Void) in ((old ?? []) + line, ()) }
     }
 
-    /// Deletes expired records: every `gc:<day>` bucket up to today (at most 60 days per call).
+    /// Deletes expired records: every `gc:<minute>` bucket whose minute has begun, walking at most one
+    /// day of buckets per call (a long pause is caught up over later calls).
     func collectGarbage(now: Date) throws {
-        let today = now.millisecondsSince1970 / Self.dayMs
-        let cursor: Int64 = try state.update("gc:cursor") { old in
-            let last = old.flatMap { Int64(String(decoding: $0, as: UTF8.self)) } ?? (today - 1)
-            return (Array(String(max(last, today)).utf8), last)
+        let current = now.millisecondsSince1970 / Self.minuteMs
+        let range: ClosedRange<Int64>? = try state.update("gc:cursor") { old in
+            let last = old.flatMap { Int64(String(decoding: $0, as: UTF8.self)) } ?? (current - 1)
+            guard last < current else { return (old, nil) }
+            let end = min(current, last + 1440)
+            return (Array(String(end).utf8), (last + 1)...end)
         }
-        guard cursor < today else { return }
-        for day in max(cursor + 1, today - 59)...today {
-            let key = "gc:\(day)"
-            guard let list = try state.json(forKey: key)?.arrayValue else { continue }
-            for k in list.compactMap(\.stringValue) { try state.setValue(nil, forKey: k) }
+        guard let range else { return }
+        for minute in range {
+            let key = "gc:\(minute)"
+            guard let bytes = try state.value(forKey: key) else { continue }
+            for k in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                try state.setValue(nil, forKey: String(k))
+            }
             try state.setValue(nil, forKey: key)
         }
     }

@@ -1,6 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldYAML
+import RouterTesting
 import Testing
 
 @testable import TelegramChannel
@@ -192,6 +193,44 @@ struct TelegramPureTests {
         var g = TelegramTokenBucket(rate: 30, capacity: 30, now: start)
         for _ in 0..<30 { #expect(g.take(now: start) == nil) }
         #expect(g.take(now: start) == .milliseconds(34))
+    }
+
+    // MARK: Callback records
+
+    @Test func callbackRecordsAreUniqueAndCollectedAfterExpiry() throws {
+        let state = InMemoryChannelState()
+        let store = TelegramCallbackStore(state: state, random: FixedRandom(), ttl: .seconds(3600))
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        try store.collectGarbage(now: now)
+        let n = Notification(
+            id: "n", title: "t",
+            actions: [
+                NotificationAction(id: "a", title: "A"), NotificationAction(id: "b", title: "B"),
+                NotificationAction(id: "u", title: "U", url: "https://example.com"),
+                NotificationAction(id: "rel", title: "R", url: "/relative"),
+            ])
+        let chat = try #require(TelegramChatID("42"))
+        let first = try store.prepare(notification: n, chat: chat, deviceId: "d", deliveryId: "x", now: now)
+        let again = try store.prepare(notification: n, chat: chat, deviceId: "d", deliveryId: "x", now: now)
+        #expect(first.buttons.count == 3)
+        #expect(Set(first.ids + again.ids).count == 4)
+        #expect(first.ids.allSatisfy { $0.utf8.count == 12 })
+        try store.attach(group: first.group, ids: first.ids, messageId: 5, chat: chat, html: "<b>t</b>")
+        let record = try #require(try store.lookup(first.ids[0]))
+        #expect(record.notificationId == "n")
+        #expect(record.actionId == "a")
+        #expect(record.chat == "42")
+        #expect(record.messageId == 5)
+        #expect(record.expiresAt == now.millisecondsSince1970 + 3_600_000)
+        #expect(try store.claim(group: first.group)?.html == "<b>t</b>")
+        #expect(try store.claim(group: first.group) == nil)
+
+        try store.collectGarbage(now: now.addingTimeInterval(1800))
+        #expect(try store.lookup(first.ids[1]) != nil)
+        try store.collectGarbage(now: now.addingTimeInterval(3700))
+        #expect(try store.lookup(first.ids[1]) == nil)
+        #expect(try store.lookup(again.ids[0]) == nil)
+        #expect(state.keys.filter { !$0.hasPrefix("gc:cursor") }.isEmpty)
     }
 
     // MARK: Config
