@@ -15,6 +15,7 @@ struct TelegramBenchmark {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["HERALD_TG_BENCH"] != nil))
     func sendThroughput() async throws {
         let parts = (ProcessInfo.processInfo.environment["HERALD_TG_BENCH"] ?? "").split(separator: " ")
+        try #require(parts.count == 2, "HERALD_TG_BENCH must be \"PORT CAFILE\"")
         let port = String(parts[0])
         let ca = String(parts[1])
         let context = ChannelContext(
