@@ -1,6 +1,7 @@
 import ChannelAPI
 import Router
 import SinkChannels
+import TelegramChannel
 
 /// Every built-in channel module, registered in one call.
 ///
@@ -10,7 +11,9 @@ import SinkChannels
 /// ```
 public enum HeraldChannels {
     /// The built-in factories: log, webhook (more as channel modules land).
-    public static let factories: [ChannelFactory] = [LogChannel.factory, WebhookChannel.factory]
+    public static let factories: [ChannelFactory] = [
+        LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory,
+    ]
 
     /// A registry holding every built-in factory.
     public static var registry: ChannelRegistry { ChannelRegistry(factories) }

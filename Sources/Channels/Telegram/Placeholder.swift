@@ -1,1 +1,0 @@
-// Placeholder; replaced as Telegram lands.
