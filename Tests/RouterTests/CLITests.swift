@@ -207,3 +207,39 @@ extension JSONValue {
         return a[index]
     }
 }
+
+@Suite(.serialized) struct WorkerCLITests {
+    @Test func runReloadsOnSIGHUPAndStopsOnSIGTERM() async throws {
+        let good = "version: 1\nstore: { path: ./herald.db }\nchannels:\n  c: { type: log, path: ./out.jsonl }\nroutes:\n  default:\n    - deliver: [c]\n"
+        let cli = try CLI(configText: good)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.binary)
+        p.arguments = ["run", "-c", cli.config]
+        var env = ProcessInfo.processInfo.environment
+        env["HERALD_HOME"] = cli.home
+        p.environment = env
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = Pipe()
+        try p.run()
+        func waitFor(_ text: String) async throws -> String {
+            var seen = ""
+            for _ in 0..<200 {
+                seen += String(decoding: err.fileHandleForReading.availableData, as: UTF8.self)
+                if seen.contains(text) { return seen }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return seen
+        }
+        #expect(try await waitFor("running").contains("running"))
+        try "version: 1\nchannels: [broken\n".write(toFile: cli.config, atomically: true, encoding: .utf8)
+        kill(p.processIdentifier, SIGHUP)
+        #expect(try await waitFor("reload refused").contains("herald.yaml:3:1"))
+        try good.write(toFile: cli.config, atomically: true, encoding: .utf8)
+        kill(p.processIdentifier, SIGHUP)
+        #expect(try await waitFor("reloaded").contains("herald: reloaded"))
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+    }
+}
