@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "RouterTesting"]),
         .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
-        .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI"]),
+        .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto"]),
         .testTarget(name: "RouterTests", dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP", "NtfyChannel"]),
         .testTarget(name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting"]),
     ]

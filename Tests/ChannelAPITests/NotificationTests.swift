@@ -1,0 +1,135 @@
+import ChannelAPI
+import Foundation
+import HeraldCrypto
+import Testing
+
+typealias Notification = ChannelAPI.Notification
+
+@Suite struct NotificationTests {
+    @Test func parsesContractExample() throws {
+        let n = try Notification(
+            jsonText: #"""
+                {"namespace":"default","type":"permission-request","title":"Permission Request","body":"Claude Bash: rm -rf build",
+                 "severity":"warning","url":"/sessions/5f0c","data":{"sessionId":"5f0c","sessionName":"claude - hapi","requestId":"r-17"},
+                 "actions":[{"id":"approve","title":"Allow"},{"id":"deny","title":"Deny","destructive":true}],
+                 "badge":3,"ttl":3600,"priority":"high","ios":{"sound":"ping.caf"},
+                 "liveActivity":{"ref":"order-1024","event":"update","contentState":{"title":"Order #1024","revision":1793000000123}}}
+                """#)
+        #expect(n.type == "permission-request")
+        #expect(n.severity == .warning)
+        #expect(n.actions.map(\.id) == ["approve", "deny"])
+        #expect(n.actions[1].destructive)
+        #expect(n.collapseTag == "permission-request-5f0c")
+        #expect(n.liveActivity?["contentState"]?["revision"]?.intValue == 1_793_000_000_123)
+        #expect(!n.id.isEmpty)
+        let again = try Notification(json: n.json)
+        #expect(again == n)
+    }
+
+    @Test func defaults() throws {
+        let n = try Notification(jsonText: #"{"body":"x"}"#)
+        #expect(n.namespace == "default")
+        #expect(n.type == "notification")
+        #expect(n.collapseTag == nil)
+    }
+
+    @Test(arguments: [
+        (#"{}"#, "title"), (#"{"title":3}"#, "title"), (#"{"title":"t","severity":"loud"}"#, "severity"),
+        (#"{"title":"t","data":{"n":1}}"#, "data.n"), (#"{"title":"t","actions":[{"title":"x"}]}"#, "actions[0].id"),
+        (#"{"title":"t","actions":[{"id":"a","title":"x"},{"id":"a","title":"y"}]}"#, "actions[1].id"),
+        (#"{"title":"t","ttl":-1}"#, "ttl"), (#"{"title":"t","namespace":"a b"}"#, "namespace"),
+        (#"{"title":"t","extra":1}"#, "extra"), (#"["title"]"#, "notification"), (#"{"title":"t""#, "notification"),
+        (#"{"title":"t","priority":"urgent"}"#, "priority"), (#"{"title":"t","badge":1.5}"#, "badge"),
+    ])
+    func refusesBadInputNamingTheField(_ json: String, _ field: String) {
+        #expect {
+            try Notification(jsonText: json)
+        } throws: { error in
+            (error as? ValidationError)?.field == field
+        }
+    }
+
+    @Test func collapseIdCutsOnUTF8Boundary() {
+        let tag = String(repeating: "é", count: 40)  // 80 bytes
+        let cut = CollapseID.truncate(tag, maxBytes: 64)
+        #expect(cut.utf8.count == 64)
+        #expect(cut == String(repeating: "é", count: 32))
+        let emoji = String(repeating: "a", count: 62) + "😀"  // 66 bytes; the emoji must go whole
+        #expect(CollapseID.truncate(emoji, maxBytes: 64) == String(repeating: "a", count: 62))
+        let n = Notification(type: "ready", title: "t", data: ["sessionId": String(repeating: "ü", count: 40)])
+        #expect(n.collapseTag?.utf8.count ?? 0 <= 64)
+        #expect(n.collapseTag?.hasPrefix("ready-ü") == true)
+    }
+}
+
+@Suite struct HapiPayloadTests {
+    @Test func reproducesFixtureEnvelope() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/hapi-envelope-v1.json")
+        let fixture = try JSONValue.parse(Array(try Data(contentsOf: url)))
+        func hex(_ s: String) -> [UInt8] {
+            var out: [UInt8] = []
+            var i = s.startIndex
+            while i < s.endIndex {
+                let j = s.index(i, offsetBy: 2)
+                out.append(UInt8(s[i..<j], radix: 16) ?? 0)
+                i = j
+            }
+            return out
+        }
+        let key = hex(fixture["key_hex"]?.stringValue ?? "")
+        let nonce = hex(fixture["nonce_hex"]?.stringValue ?? "")
+        // The fixture's plaintext is exactly what the composer produces for this notification.
+        let n = Notification(type: "ready", title: "HAPI", body: "Ready for input", data: ["sessionId": "s1"])
+        let plaintext = HapiPayload.plaintext(for: n)
+        #expect(String(decoding: plaintext, as: UTF8.self) == fixture["plaintext"]?.stringValue)
+        let envelope = try HapiPayload.envelope(plaintext: plaintext, key: key, nonce: nonce)
+        #expect(envelope == fixture["envelope_b64"]?.stringValue)
+        #expect(try HapiPayload.open(envelope: envelope, key: key) == plaintext)
+        var wrong = key
+        wrong[0] ^= 1
+        #expect(throws: CryptoError.self) { try HapiPayload.open(envelope: envelope, key: wrong) }
+    }
+
+    @Test func notifySummaryIsStrippedAndKept() {
+        let body = "Done refactoring.\nAGENT_NOTIFY_SUMMARY {\"version\":1,\"agent\":\"claude\",\"project\":\"hapi\",\"status\":\"done\",\"summary\":\"Refactor complete\",\"secret\":\"x\"}\n"
+        let n = Notification(type: "ready", title: "Ready", body: body, data: ["sessionId": "s1"])
+        let data = HapiPayload.data(for: n)
+        #expect(data["body"] == "Done refactoring.")
+        #expect(data["notifySummary"] == #"{"agent":"claude","project":"hapi","status":"done","summary":"Refactor complete","version":1}"#)
+        #expect(data["contractVersion"] == "1")
+        // Only `ready` notifications carry a summary; a malformed line is left alone.
+        #expect(HapiPayload.data(for: Notification(type: "other", body: body))["notifySummary"] == nil)
+        #expect(HapiPayload.data(for: Notification(type: "ready", body: "x\nAGENT_NOTIFY_SUMMARY {oops"))["body"] == "x\nAGENT_NOTIFY_SUMMARY {oops")
+    }
+}
+
+@Suite struct PolicyTests {
+    @Test func urlPolicy() throws {
+        try URLPolicy.check("https://fcm.googleapis.com/wp/abc", field: "e", allowHosts: [])
+        for bad in ["http://push.example.com/x", "https://127.0.0.1/x", "https://10.1.2.3/x", "https://192.168.0.1/",
+                    "https://localhost:8443/", "https://[::1]/x", "https://172.20.0.1/", "https://169.254.169.254/", "not a url"] {
+            #expect(throws: ValidationError.self, "\(bad)") { try URLPolicy.check(bad, field: "e", allowHosts: []) }
+        }
+        try URLPolicy.check("https://127.0.0.1:8443/x", field: "e", allowHosts: ["127.0.0.1"])
+    }
+
+    @Test func redaction() {
+        #expect(Redaction.mask("short") == "‹redacted›")
+        #expect(Redaction.mask("0123456789abcdefXYZ") == "0123…fXYZ")
+        #expect(Redaction.scrub("url /bot123:SECRET/sendMessage", secrets: ["123:SECRET"]) == "url /bot‹redacted›/sendMessage")
+    }
+
+    @Test func loggerMasksSecretFields() {
+        final class Sink: LogSink, @unchecked Sendable {
+            var lines: [LogRecord] = []
+            func write(_ record: LogRecord) { lines.append(record) }
+        }
+        let sink = Sink()
+        let logger = ChannelLogger(source: "t", sink: sink, secrets: ["bot-secret-token"])
+        logger.error("failed with bot-secret-token", ["token": "abcdefabcdefabcdefabcdef", "status": "401"])
+        #expect(sink.lines[0].message == "failed with ‹redacted›")
+        #expect(sink.lines[0].fields["token"] == "abcd…cdef")
+        #expect(sink.lines[0].fields["status"] == "401")
+    }
+}
