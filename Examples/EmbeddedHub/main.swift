@@ -42,7 +42,10 @@ do {
     let request = Notification(
         type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
         data: ["sessionId": "5f0c", "requestId": "r-17"],
-        actions: [NotificationAction(id: "approve", title: "Allow"), NotificationAction(id: "deny", title: "Deny", destructive: true)])
+        actions: [
+            NotificationAction(id: "approve", title: "Allow"),
+            NotificationAction(id: "deny", title: "Deny", destructive: true),
+        ])
     let report = try await router.send(request)
     print("report: \(report.json.canonicalString)")
 

@@ -68,7 +68,8 @@ public struct NtfyChannel: Channel {
         var headers = [HTTPHeader("content-type", "application/json")]
         if let token { headers.append(HTTPHeader("authorization", "Bearer \(token)")) }
         do {
-            let r = try await http.send(HTTPRequest(method: "POST", url: server, headers: headers, body: JSONValue.object(body).canonicalBytes))
+            let r = try await http.send(
+                HTTPRequest(method: "POST", url: server, headers: headers, body: JSONValue.object(body).canonicalBytes))
             switch r.status {
             case 200..<300: return .delivered(target, status: r.status)
             case 429, 500...599: return .retry(target, status: r.status, reason: "ntfy answered \(r.status)")

@@ -19,7 +19,9 @@ public final class ChannelConfig: @unchecked Sendable {
     private var used: Set<String> = []
 
     /// Wraps a channel's mapping; `ignoring` lists keys the router already handled.
-    public init(name: String, node: ConfigNode, ignoring: Set<String> = [], allowHosts: [String] = []) throws(ConfigError) {
+    public init(name: String, node: ConfigNode, ignoring: Set<String> = [], allowHosts: [String] = [])
+        throws(ConfigError)
+    {
         self.name = name
         self.node = node
         self.allowHosts = allowHosts
@@ -47,7 +49,9 @@ public final class ChannelConfig: @unchecked Sendable {
 
     /// A required string.
     public func requiredString(_ key: String) throws(ConfigError) -> String {
-        guard let v = try string(key), !v.isEmpty else { throw node.error("channel \(name): missing required key '\(key)'") }
+        guard let v = try string(key), !v.isEmpty else {
+            throw node.error("channel \(name): missing required key '\(key)'")
+        }
         return v
     }
 
@@ -77,7 +81,9 @@ public final class ChannelConfig: @unchecked Sendable {
     public func choice(_ key: String, _ values: [String]) throws(ConfigError) -> String? {
         guard let n = node(key) else { return nil }
         let v = try n.string(key)
-        guard values.contains(v) else { throw n.error("\(key) must be one of \(values.joined(separator: ", ")), got \"\(v)\"") }
+        guard values.contains(v) else {
+            throw n.error("\(key) must be one of \(values.joined(separator: ", ")), got \"\(v)\"")
+        }
         return v
     }
 
@@ -87,7 +93,8 @@ public final class ChannelConfig: @unchecked Sendable {
         var out: [String: String] = [:]
         for e in try n.mapping(key) {
             if let allowedKeys, !allowedKeys.contains(e.key) {
-                throw e.keyNode.error("unknown key '\(e.key)' in \(key) (expected \(allowedKeys.sorted().joined(separator: ", ")))")
+                throw e.keyNode.error(
+                    "unknown key '\(e.key)' in \(key) (expected \(allowedKeys.sorted().joined(separator: ", ")))")
             }
             out[e.key] = try e.value.string(e.key)
         }

@@ -90,7 +90,9 @@ public struct ChannelLogger: Sendable {
     public func log(_ level: LogLevel, _ message: String, _ fields: [String: String] = [:]) {
         var clean: [String: String] = [:]
         for (k, v) in fields {
-            clean[k] = ChannelLogger.secretFieldNames.contains(k.lowercased()) ? Redaction.mask(v) : Redaction.scrub(v, secrets: secrets)
+            clean[k] =
+                ChannelLogger.secretFieldNames.contains(k.lowercased())
+                ? Redaction.mask(v) : Redaction.scrub(v, secrets: secrets)
         }
         sink.write(
             LogRecord(

@@ -36,7 +36,9 @@ public struct ConfigNode: Sendable {
     public var isNull: Bool { yaml.scalar?.isNull ?? false }
 
     /// The mapping's entries in file order, keys expanded as plain strings.
-    public func mapping(_ what: String = "value") throws(ConfigError) -> [(key: String, keyNode: ConfigNode, value: ConfigNode)] {
+    public func mapping(_ what: String = "value") throws(ConfigError) -> [(
+        key: String, keyNode: ConfigNode, value: ConfigNode
+    )] {
         guard let pairs = yaml.mapping else { throw error("\(what) must be a mapping, not a \(yaml.kindName)") }
         var out: [(key: String, keyNode: ConfigNode, value: ConfigNode)] = []
         for p in pairs {

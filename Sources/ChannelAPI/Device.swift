@@ -90,7 +90,9 @@ extension Device {
         guard var o = json.objectValue else { throw ValidationError(field: "device", "must be a JSON object") }
         func take(_ key: String) throws(ValidationError) -> String? {
             guard let v = o.removeValue(forKey: key), !v.isNull else { return nil }
-            guard let s = v.stringValue else { throw ValidationError(field: key, "must be a string, not \(v.kindName)") }
+            guard let s = v.stringValue else {
+                throw ValidationError(field: key, "must be a string, not \(v.kindName)")
+            }
             return s
         }
         let namespace = try take("namespace") ?? "default"
@@ -155,9 +157,15 @@ extension Device {
                 throw ValidationError(field: "subscription.endpoint", "required https URL")
             }
             _ = endpoint
-            guard let keys = sub["keys"]?.objectValue else { throw ValidationError(field: "subscription.keys", "required object") }
-            guard keys["p256dh"]?.stringValue != nil else { throw ValidationError(field: "subscription.keys.p256dh", "required string") }
-            guard keys["auth"]?.stringValue != nil else { throw ValidationError(field: "subscription.keys.auth", "required string") }
+            guard let keys = sub["keys"]?.objectValue else {
+                throw ValidationError(field: "subscription.keys", "required object")
+            }
+            guard keys["p256dh"]?.stringValue != nil else {
+                throw ValidationError(field: "subscription.keys.p256dh", "required string")
+            }
+            guard keys["auth"]?.stringValue != nil else {
+                throw ValidationError(field: "subscription.keys.auth", "required string")
+            }
         case "telegram":
             try allow(["chatId"])
             switch o["chatId"] {
@@ -193,7 +201,9 @@ extension Device {
 
     /// A pushKey is base64 (or base64url for Pulse) of exactly 32 bytes.
     static func validatePushKey(_ v: JSONValue?, urlSafe: Bool, field: String = "pushKey") throws(ValidationError) {
-        guard let s = v?.stringValue else { throw ValidationError(field: field, "required: base64 of exactly 32 bytes") }
+        guard let s = v?.stringValue else {
+            throw ValidationError(field: field, "required: base64 of exactly 32 bytes")
+        }
         let decoded = urlSafe ? try? Base64.urlDecode(s) : try? Base64.decode(s)
         guard let bytes = decoded, bytes.count == 32 else {
             throw ValidationError(field: field, "must be \(urlSafe ? "base64url" : "base64") of exactly 32 bytes")

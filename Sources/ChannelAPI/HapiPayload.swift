@@ -1,5 +1,5 @@
-import HeraldCrypto
 import Foundation
+import HeraldCrypto
 
 /// hapi's native data contract, shared by the APNs, FCM and relay channels: the flat string map
 /// a hapi app reads (`type, sessionId, sessionName, url, requestId, title, body, severity,
@@ -33,7 +33,9 @@ public enum HapiPayload {
     /// `nonce` must be 12 fresh random bytes per message (injectable for test vectors).
     public static func envelope(plaintext: [UInt8], key: [UInt8], nonce: [UInt8]) throws(CryptoError) -> String {
         guard key.count == 32 else { throw CryptoError(code: .invalidKey, message: "hapi-v1 needs a 32-byte pushKey") }
-        guard nonce.count == 12 else { throw CryptoError(code: .invalidInput, message: "hapi-v1 needs a 12-byte nonce") }
+        guard nonce.count == 12 else {
+            throw CryptoError(code: .invalidInput, message: "hapi-v1 needs a 12-byte nonce")
+        }
         let sealed = try AESGCM.seal(plaintext, key: key, nonce: nonce, authenticating: associatedData)
         return Base64.encode(nonce + sealed)
     }
@@ -42,7 +44,8 @@ public enum HapiPayload {
     public static func open(envelope: String, key: [UInt8]) throws(CryptoError) -> [UInt8] {
         let bytes = try Base64.decode(envelope)
         guard bytes.count >= 12 + 16 else { throw CryptoError(code: .invalidInput, message: "envelope too short") }
-        return try AESGCM.open(Array(bytes[12...]), key: key, nonce: Array(bytes[..<12]), authenticating: associatedData)
+        return try AESGCM.open(
+            Array(bytes[12...]), key: key, nonce: Array(bytes[..<12]), authenticating: associatedData)
     }
 }
 

@@ -10,7 +10,9 @@ enum JSONParser {
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
-        guard parser.index == bytes.count else { throw JSONError(message: "unexpected trailing data", offset: parser.index) }
+        guard parser.index == bytes.count else {
+            throw JSONError(message: "unexpected trailing data", offset: parser.index)
+        }
         return value
     }
 
@@ -33,9 +35,15 @@ enum JSONParser {
             case UInt8(ascii: "{"): return try parseObject(depth: depth)
             case UInt8(ascii: "["): return try parseArray(depth: depth)
             case UInt8(ascii: "\""): return .string(try parseString())
-            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
             default: throw fail("unexpected character")
             }
@@ -59,7 +67,9 @@ enum JSONParser {
             }
             while true {
                 skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                    throw fail("expected a string key")
+                }
                 let keyOffset = index
                 let key = try parseString()
                 guard members[key] == nil else {

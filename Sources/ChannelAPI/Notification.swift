@@ -132,19 +132,25 @@ extension Notification {
         }
         func string(_ key: String, maxLength: Int = 8192) throws(ValidationError) -> String? {
             guard let v = o[key], !v.isNull else { return nil }
-            guard let s = v.stringValue else { throw ValidationError(field: key, "must be a string, not \(v.kindName)") }
+            guard let s = v.stringValue else {
+                throw ValidationError(field: key, "must be a string, not \(v.kindName)")
+            }
             guard s.count <= maxLength else { throw ValidationError(field: key, "longer than \(maxLength) characters") }
             return s
         }
         func object(_ key: String) throws(ValidationError) -> [String: JSONValue]? {
             guard let v = o[key], !v.isNull else { return nil }
-            guard let obj = v.objectValue else { throw ValidationError(field: key, "must be an object, not \(v.kindName)") }
+            guard let obj = v.objectValue else {
+                throw ValidationError(field: key, "must be an object, not \(v.kindName)")
+            }
             return obj
         }
         func integer(_ key: String, range: ClosedRange<Int>) throws(ValidationError) -> Int? {
             guard let v = o[key], !v.isNull else { return nil }
             guard let i = v.intValue else { throw ValidationError(field: key, "must be an integer, not \(v.kindName)") }
-            guard range.contains(i) else { throw ValidationError(field: key, "must be in \(range.lowerBound)...\(range.upperBound)") }
+            guard range.contains(i) else {
+                throw ValidationError(field: key, "must be in \(range.lowerBound)...\(range.upperBound)")
+            }
             return i
         }
 
@@ -171,7 +177,9 @@ extension Notification {
         }
         var data: [String: String] = [:]
         for (k, v) in try object("data") ?? [:] {
-            guard let s = v.stringValue else { throw ValidationError(field: "data.\(k)", "must be a string, not \(v.kindName)") }
+            guard let s = v.stringValue else {
+                throw ValidationError(field: "data.\(k)", "must be a string, not \(v.kindName)")
+            }
             data[k] = s
         }
         var actions: [NotificationAction] = []
@@ -194,7 +202,9 @@ extension Notification {
                 }
                 var destructive = false
                 if let d = a["destructive"], !d.isNull {
-                    guard let b = d.boolValue else { throw ValidationError(field: "\(f).destructive", "must be a boolean") }
+                    guard let b = d.boolValue else {
+                        throw ValidationError(field: "\(f).destructive", "must be a boolean")
+                    }
                     destructive = b
                 }
                 var url: String?
@@ -223,7 +233,9 @@ extension Notification {
     /// Parses notification JSON text.
     public init(jsonText: String) throws(ValidationError) {
         let value: JSONValue
-        do { value = try JSONValue.parse(jsonText) } catch { throw ValidationError(field: "notification", error.description) }
+        do { value = try JSONValue.parse(jsonText) } catch {
+            throw ValidationError(field: "notification", error.description)
+        }
         try self.init(json: value)
     }
 
@@ -259,7 +271,10 @@ extension Notification {
     /// Names (namespace, type) are 1-128 characters of letters, digits, `.`, `_`, `-`.
     static func validateName(_ s: String, field: String) throws(ValidationError) {
         guard !s.isEmpty, s.utf8.count <= 128,
-            s.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) })
+            s.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+            })
         else { throw ValidationError(field: field, "must be 1-128 characters of A-Z a-z 0-9 . _ -") }
     }
 }

@@ -13,14 +13,17 @@ public enum URLPolicy {
         if allowHosts.contains(where: { $0.lowercased() == host || $0.lowercased() == hostPort }) { return }
         guard comps.scheme?.lowercased() == "https" else { throw ValidationError(field: field, "must be an https URL") }
         if isPrivate(host) {
-            throw ValidationError(field: field, "host \(host) is loopback or private; list it in allow-hosts to permit it")
+            throw ValidationError(
+                field: field, "host \(host) is loopback or private; list it in allow-hosts to permit it")
         }
     }
 
     /// Whether `host` names loopback, link-local, private or unspecified space.
     public static func isPrivate(_ host: String) -> Bool {
         let h = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if h == "localhost" || h.hasSuffix(".localhost") || h.hasSuffix(".local") || h.hasSuffix(".internal") { return true }
+        if h == "localhost" || h.hasSuffix(".localhost") || h.hasSuffix(".local") || h.hasSuffix(".internal") {
+            return true
+        }
         let parts = h.split(separator: ".").compactMap { UInt8($0) }
         if parts.count == 4, h.split(separator: ".").count == 4 {
             switch (parts[0], parts[1]) {

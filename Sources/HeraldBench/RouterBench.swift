@@ -7,7 +7,9 @@ import RouterTesting
 /// Router benchmarks: plan + persist one notification for N devices, and drain N due retries,
 /// both through a recording channel (so the router, not a provider, is measured).
 enum RouterBench {
-    static func makeRouter(devices: Int, recorder: RecordingChannel, clock: ManualClock) async throws -> (Router, String) {
+    static func makeRouter(devices: Int, recorder: RecordingChannel, clock: ManualClock) async throws -> (
+        Router, String
+    ) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let registry = ChannelRegistry([recorder.factory(type: "rec", platforms: ["phone"])])
@@ -51,7 +53,8 @@ enum RouterBench {
         return JSONValue.object([
             "bench": "router-fanout", "devices": .number(Double(devices)), "delivered": .number(Double(delivered)),
             "plan_and_persist_ms": .number(ms(tPlan - t0)), "first_attempts_ms": .number(ms(t1 - tPlan)),
-            "planned": .number(Double(plan.deliveryCount)), "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
+            "planned": .number(Double(plan.deliveryCount)),
+            "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
         ]).canonicalString
     }
 
@@ -76,7 +79,8 @@ enum RouterBench {
             "bench": "router-drain", "devices": .number(Double(devices)),
             "first_pass_ms": .number(ms(tPersist - t0)), "queued": .number(Double(report.deliveries(.retry).count)),
             "drained": .number(Double(summary.attempted)), "remaining": .number(Double(summary.remaining)),
-            "drain_ms": .number(ms(t1 - tPersist)), "deliveries_per_s": .number((Double(summary.attempted) / seconds).rounded()),
+            "drain_ms": .number(ms(t1 - tPersist)),
+            "deliveries_per_s": .number((Double(summary.attempted) / seconds).rounded()),
             "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
         ]).canonicalString
     }

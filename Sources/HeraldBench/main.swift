@@ -1,8 +1,7 @@
+import ChannelAPI
 // herald-bench: Herald's benchmark executable. Each subcommand prints one line of figures;
 // scripts/bench*.sh run them beside their references and BENCHMARKS.md records the results.
 import Foundation
-
-import ChannelAPI
 
 typealias Notification = ChannelAPI.Notification
 
@@ -26,7 +25,9 @@ do {
             print(usage)
             exit(2)
         }
-        print(try await HTTPBench.run(url: args[1], caFile: args[2], requests: n, inFlight: inflight, connections: conns, eventLoops: loops))
+        print(
+            try await HTTPBench.run(
+                url: args[1], caFile: args[2], requests: n, inFlight: inflight, connections: conns, eventLoops: loops))
     case "router-fanout":
         print(try await RouterBench.fanout(devices: int(1) ?? 10_000))
     case "router-drain":

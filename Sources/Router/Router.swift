@@ -128,19 +128,23 @@ public final class Router: Sendable {
         try persist(notification, graph: currentGraph).plan
     }
 
-    func persist(_ notification: ChannelAPI.Notification, graph g: RouterGraph) throws -> (plan: DeliveryPlan, records: [DeliveryRecord]) {
+    func persist(_ notification: ChannelAPI.Notification, graph g: RouterGraph) throws -> (
+        plan: DeliveryPlan, records: [DeliveryRecord]
+    ) {
         let now = options.clock.now()
         let (routeName, steps) = g.config.routes.route(for: notification.namespace)
         var cooled: Set<Int> = []
         if let tag = notification.collapseTag {
-            let keys = steps.enumerated().compactMap { i, s in s.cooldown.map { (key: "\(routeName)#\(i)", window: $0) } }
+            let keys = steps.enumerated().compactMap { i, s in s.cooldown.map { (key: "\(routeName)#\(i)", window: $0) }
+            }
             if !keys.isEmpty {
                 let hits = try store.touchCooldowns(namespace: notification.namespace, tag: tag, keys: keys, now: now)
                 cooled = Set(steps.indices.filter { hits.contains("\(routeName)#\($0)") })
             }
         }
         let devices = try store.devices(namespace: notification.namespace)
-        let plan = Planner.plan(notification, config: g.config, facts: PlanningFacts(devices: devices, cooledDownSteps: cooled))
+        let plan = Planner.plan(
+            notification, config: g.config, facts: PlanningFacts(devices: devices, cooledDownSteps: cooled))
         let (rules, records) = Router.outboxRows(plan: plan, now: now)
         try store.insertNotification(notification, steps: rules, deliveries: records, now: now)
         if let tag = notification.collapseTag {
@@ -255,7 +259,8 @@ public final class Router: Sendable {
                         _ = try await self.drain()
                         let now = self.options.clock.now()
                         if now.timeIntervalSince(lastPurge) > 3600 {
-                            _ = try self.store.purge(before: now.addingTimeInterval(-self.config.retention.timeInterval))
+                            _ = try self.store.purge(
+                                before: now.addingTimeInterval(-self.config.retention.timeInterval))
                             lastPurge = now
                         }
                         var wait: Duration = .seconds(1)
@@ -322,7 +327,9 @@ public final class Router: Sendable {
     /// throws its ``ConfigError``; deliveries in flight finish under the graph they started with.
     @discardableResult
     public func reload() async throws -> [ConfigWarning] {
-        guard let configPath else { throw ConfigError(file: "<config>", mark: nil, "this router was not built from a file") }
+        guard let configPath else {
+            throw ConfigError(file: "<config>", mark: nil, "this router was not built from a file")
+        }
         do {
             let config = try ConfigLoader.load(path: configPath, environment: options.environment, registry: registry)
             return try reload(config: config)
@@ -367,7 +374,10 @@ struct RouterEventSink: ChannelEventSink {
 extension Router {
     /// Loads a config and builds every channel (so channel-specific errors surface) without
     /// touching the configured store or the network. Returns the config with its warnings.
-    public static func validate(configPath: String, registry: ChannelRegistry, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HeraldConfig {
+    public static func validate(
+        configPath: String, registry: ChannelRegistry,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> HeraldConfig {
         let config = try ConfigLoader.load(path: configPath, environment: environment, registry: registry)
         let store = try SQLiteStore(path: ":memory:")
         defer { store.close() }

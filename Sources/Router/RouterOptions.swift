@@ -1,5 +1,5 @@
-import Foundation
 import ChannelAPI
+import Foundation
 import HeraldHTTP
 
 /// What an embedder can inject into a ``Router``.

@@ -42,7 +42,9 @@ public final class RecordingLogSink: LogSink {
 
     /// Every message and field value, one string per record, for "secret not in logs" checks.
     public var text: String {
-        all.map { r in ([r.message] + r.fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " ") }
-            .joined(separator: "\n")
+        all.map { r in
+            ([r.message] + r.fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " ")
+        }
+        .joined(separator: "\n")
     }
 }

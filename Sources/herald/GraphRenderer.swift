@@ -4,7 +4,8 @@ import Router
 /// Renders the channel graph for `herald graph`.
 enum GraphRenderer {
     static func routes(_ config: HeraldConfig) -> [(String, [RouteStep])] {
-        [("default", config.routes.defaultRoute)] + config.routes.namespaces.sorted { $0.key < $1.key }.map { ("ns:" + $0.key, $0.value) }
+        [("default", config.routes.defaultRoute)]
+            + config.routes.namespaces.sorted { $0.key < $1.key }.map { ("ns:" + $0.key, $0.value) }
     }
 
     static func label(_ step: RouteStep, index: Int) -> String {
@@ -18,7 +19,9 @@ enum GraphRenderer {
             case .channels(let c): parts.append("unless delivered: " + c.joined(separator: ","))
             }
         }
-        if !step.unlessRegistered.isEmpty { parts.append("unless registered: " + step.unlessRegistered.joined(separator: ",")) }
+        if !step.unlessRegistered.isEmpty {
+            parts.append("unless registered: " + step.unlessRegistered.joined(separator: ","))
+        }
         if let c = step.cooldown { parts.append("cooldown \(c.milliseconds)ms") }
         return parts.joined(separator: "\\n")
     }
@@ -64,11 +67,23 @@ enum GraphRenderer {
 
     static func json(_ config: HeraldConfig) -> JSONValue {
         .object([
-            "channels": .array(config.channels.map { .object(["name": .string($0.name), "type": .string($0.type), "enabled": .bool($0.enabled)]) }),
+            "channels": .array(
+                config.channels.map {
+                    .object(["name": .string($0.name), "type": .string($0.type), "enabled": .bool($0.enabled)])
+                }),
             "routes": .object(
                 Dictionary(
                     uniqueKeysWithValues: routes(config).map { name, steps in
-                        (name, JSONValue.array(steps.map { .object(["deliver": .array($0.deliver.map { .string($0) }), "mode": .string($0.mode.rawValue)]) }))
+                        (
+                            name,
+                            JSONValue.array(
+                                steps.map {
+                                    .object([
+                                        "deliver": .array($0.deliver.map { .string($0) }),
+                                        "mode": .string($0.mode.rawValue),
+                                    ])
+                                })
+                        )
                     })),
         ])
     }

@@ -74,7 +74,8 @@ struct HeraldCLI {
             if format == "json" {
                 output(
                     .object([
-                        "ok": true, "channels": .number(Double(config.channels.count)), "routes": .number(Double(routes)),
+                        "ok": true, "channels": .number(Double(config.channels.count)),
+                        "routes": .number(Double(routes)),
                         "warnings": .array(config.warnings.map { .string($0.description) }),
                     ]))
             } else {
@@ -146,7 +147,10 @@ struct HeraldCLI {
             return try await withRouter(args) { router in
                 let summary = try await router.drain(untilEmpty: args.flags.contains("until-empty"), timeout: timeout)
                 if format == "json" {
-                    output(["attempted": .number(Double(summary.attempted)), "remaining": .number(Double(summary.remaining))])
+                    output([
+                        "attempted": .number(Double(summary.attempted)),
+                        "remaining": .number(Double(summary.remaining)),
+                    ])
                 } else {
                     print("drained: \(summary.attempted) attempted, \(summary.remaining) remaining")
                 }
@@ -164,12 +168,18 @@ struct HeraldCLI {
                     output(.array(entries.map(\.json)))
                 } else {
                     for e in entries {
-                        print("\(ISO8601DateFormatter().string(from: e.createdAt)) \(e.notification.id) [\(e.notification.namespace)/\(e.notification.type)] \(e.notification.title ?? "")")
+                        print(
+                            "\(ISO8601DateFormatter().string(from: e.createdAt)) \(e.notification.id) [\(e.notification.namespace)/\(e.notification.type)] \(e.notification.title ?? "")"
+                        )
                         for d in e.deliveries {
-                            print("  \(d.channel) \(d.deviceId ?? "-"): \(d.state.rawValue) (attempts \(d.attempts))\(d.reason.map { " — \($0)" } ?? "")")
+                            print(
+                                "  \(d.channel) \(d.deviceId ?? "-"): \(d.state.rawValue) (attempts \(d.attempts))\(d.reason.map { " — \($0)" } ?? "")"
+                            )
                         }
                         for ev in e.events {
-                            print("  event \(ev.kind.rawValue)\(ev.actionId.map { " \($0)" } ?? "") at \(ISO8601DateFormatter().string(from: ev.at))")
+                            print(
+                                "  event \(ev.kind.rawValue)\(ev.actionId.map { " \($0)" } ?? "") at \(ISO8601DateFormatter().string(from: ev.at))"
+                            )
                         }
                     }
                     if entries.isEmpty { print("(no notifications)") }
@@ -186,7 +196,9 @@ struct HeraldCLI {
             return try await withRouter(args) { router in
                 do {
                     let e = try router.recordEvent(
-                        ChannelEvent(notificationId: id, kind: kind, actionId: args.value("action"), deviceId: args.value("device-id")))
+                        ChannelEvent(
+                            notificationId: id, kind: kind, actionId: args.value("action"),
+                            deviceId: args.value("device-id")))
                     if format == "json" { output(e.json) } else { print("recorded \(e.kind.rawValue) for \(id)") }
                     return 0
                 } catch let e as StoreError {
@@ -195,9 +207,12 @@ struct HeraldCLI {
             }
         case "keys":
             try args.allow(["format", "channel", "rotate"])
-            guard args.positional.count >= 2, args.positional[1] == "vapid" else { throw UsageError("keys needs: vapid") }
+            guard args.positional.count >= 2, args.positional[1] == "vapid" else {
+                throw UsageError("keys needs: vapid")
+            }
             return try await withRouter(args) { router in
-                let key = try await KeysCommand.vapid(router: router, channel: args.value("channel"), rotate: args.flags.contains("rotate"))
+                let key = try await KeysCommand.vapid(
+                    router: router, channel: args.value("channel"), rotate: args.flags.contains("rotate"))
                 if format == "json" { output(["applicationServerKey": .string(key)]) } else { print(key) }
                 return 0
             }
@@ -217,7 +232,8 @@ struct HeraldCLI {
             if let single = try? JSONValue.parse(trimmed) {
                 devices.append(try Device(json: single))
             } else {
-                for (n, line) in trimmed.split(separator: "\n").enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                for (n, line) in trimmed.split(separator: "\n").enumerated()
+                where !line.trimmingCharacters(in: .whitespaces).isEmpty {
                     do {
                         devices.append(try Device(jsonText: String(line)))
                     } catch {
@@ -234,10 +250,13 @@ struct HeraldCLI {
                     let r = try await router.register(d)
                     results.append(
                         .object([
-                            "namespace": .string(d.namespace), "deviceId": .string(d.deviceId), "platform": .string(d.platform),
+                            "namespace": .string(d.namespace), "deviceId": .string(d.deviceId),
+                            "platform": .string(d.platform),
                             "created": .bool(r.created), "moved": .array(r.moved.map { .string($0) }),
                         ]))
-                    if format != "json" { print("\(r.created ? "registered" : "updated") \(d.namespace)/\(d.deviceId) (\(d.platform))") }
+                    if format != "json" {
+                        print("\(r.created ? "registered" : "updated") \(d.namespace)/\(d.deviceId) (\(d.platform))")
+                    }
                 }
                 if format == "json" { output(.array(results)) }
                 return 0
@@ -335,7 +354,8 @@ struct HeraldCLI {
 
     static func readStdin() throws -> String {
         let data = FileHandle.standardInput.readDataToEndOfFile()
-        guard let s = String(data: data, encoding: .utf8), !s.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        guard let s = String(data: data, encoding: .utf8), !s.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        else {
             throw InputError("expected JSON on stdin (or pass --json)")
         }
         return s

@@ -21,7 +21,8 @@ import Testing
     /// control characters as lowercase \u00xx.
     @Test func canonicalMatchesJSONStringify() {
         let value: JSONValue = [
-            "z": "a/b", "a": "emoji 😀 é", "m": "line\u{2028}sep\u{2029}", "c": "\u{01}\u{1f}\u{7f}\t\n\r\u{08}\u{0c}\"\\",
+            "z": "a/b", "a": "emoji 😀 é", "m": "line\u{2028}sep\u{2029}",
+            "c": "\u{01}\u{1f}\u{7f}\t\n\r\u{08}\u{0c}\"\\",
             "n": ["b": 1, "a": [2.5, 0, -0.0, 1e21, 100]], "t": true, "u": .null,
         ]
         let expected =

@@ -65,7 +65,8 @@ typealias Notification = ChannelAPI.Notification
 @Suite struct HapiPayloadTests {
     @Test func reproducesFixtureEnvelope() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/hapi-envelope-v1.json")
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+                "shared/fixtures/hapi-envelope-v1.json")
         let fixture = try JSONValue.parse(Array(try Data(contentsOf: url)))
         func hex(_ s: String) -> [UInt8] {
             var out: [UInt8] = []
@@ -92,23 +93,31 @@ typealias Notification = ChannelAPI.Notification
     }
 
     @Test func notifySummaryIsStrippedAndKept() {
-        let body = "Done refactoring.\nAGENT_NOTIFY_SUMMARY {\"version\":1,\"agent\":\"claude\",\"project\":\"hapi\",\"status\":\"done\",\"summary\":\"Refactor complete\",\"secret\":\"x\"}\n"
+        let body =
+            "Done refactoring.\nAGENT_NOTIFY_SUMMARY {\"version\":1,\"agent\":\"claude\",\"project\":\"hapi\",\"status\":\"done\",\"summary\":\"Refactor complete\",\"secret\":\"x\"}\n"
         let n = Notification(type: "ready", title: "Ready", body: body, data: ["sessionId": "s1"])
         let data = HapiPayload.data(for: n)
         #expect(data["body"] == "Done refactoring.")
-        #expect(data["notifySummary"] == #"{"agent":"claude","project":"hapi","status":"done","summary":"Refactor complete","version":1}"#)
+        #expect(
+            data["notifySummary"]
+                == #"{"agent":"claude","project":"hapi","status":"done","summary":"Refactor complete","version":1}"#)
         #expect(data["contractVersion"] == "1")
         // Only `ready` notifications carry a summary; a malformed line is left alone.
         #expect(HapiPayload.data(for: Notification(type: "other", body: body))["notifySummary"] == nil)
-        #expect(HapiPayload.data(for: Notification(type: "ready", body: "x\nAGENT_NOTIFY_SUMMARY {oops"))["body"] == "x\nAGENT_NOTIFY_SUMMARY {oops")
+        #expect(
+            HapiPayload.data(for: Notification(type: "ready", body: "x\nAGENT_NOTIFY_SUMMARY {oops"))["body"]
+                == "x\nAGENT_NOTIFY_SUMMARY {oops")
     }
 }
 
 @Suite struct PolicyTests {
     @Test func urlPolicy() throws {
         try URLPolicy.check("https://fcm.googleapis.com/wp/abc", field: "e", allowHosts: [])
-        for bad in ["http://push.example.com/x", "https://127.0.0.1/x", "https://10.1.2.3/x", "https://192.168.0.1/",
-                    "https://localhost:8443/", "https://[::1]/x", "https://172.20.0.1/", "https://169.254.169.254/", "not a url"] {
+        for bad in [
+            "http://push.example.com/x", "https://127.0.0.1/x", "https://10.1.2.3/x", "https://192.168.0.1/",
+            "https://localhost:8443/", "https://[::1]/x", "https://172.20.0.1/", "https://169.254.169.254/",
+            "not a url",
+        ] {
             #expect(throws: ValidationError.self, "\(bad)") { try URLPolicy.check(bad, field: "e", allowHosts: []) }
         }
         try URLPolicy.check("https://127.0.0.1:8443/x", field: "e", allowHosts: ["127.0.0.1"])
@@ -117,7 +126,9 @@ typealias Notification = ChannelAPI.Notification
     @Test func redaction() {
         #expect(Redaction.mask("short") == "‹redacted›")
         #expect(Redaction.mask("0123456789abcdefXYZ") == "0123…fXYZ")
-        #expect(Redaction.scrub("url /bot123:SECRET/sendMessage", secrets: ["123:SECRET"]) == "url /bot‹redacted›/sendMessage")
+        #expect(
+            Redaction.scrub("url /bot123:SECRET/sendMessage", secrets: ["123:SECRET"])
+                == "url /bot‹redacted›/sendMessage")
     }
 
     @Test func loggerMasksSecretFields() {

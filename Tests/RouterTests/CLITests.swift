@@ -10,7 +10,8 @@ struct CLI {
     let config: String
 
     static var binary: String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/herald").path
     }
 
@@ -48,7 +49,9 @@ struct CLI {
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return Result(code: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        return Result(
+            code: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+            stderr: String(decoding: e, as: UTF8.self))
     }
 }
 
@@ -88,7 +91,8 @@ struct CLI {
         #expect(v.code == 0, "\(v.stderr)")
         #expect(v.stdout == "ok: 2 channels, 1 routes\n")
 
-        let notification = #"{"id":"n-1","type":"permission-request","title":"Permission Request","body":"Claude Bash: rm -rf build","data":{"sessionId":"5f0c"}}"#
+        let notification =
+            #"{"id":"n-1","type":"permission-request","title":"Permission Request","body":"Claude Bash: rm -rf build","data":{"sessionId":"5f0c"}}"#
         let sent = try cli.run(["send", "--format", "json"], stdin: notification, env: env)
         #expect(sent.code == 0, "\(sent.stderr)")
         let report = try JSONValue.parse(sent.stdout)
@@ -175,13 +179,15 @@ struct CLI {
         #expect(bad.code == 65)
         #expect(bad.stderr.contains("severity"))
         // No channel serves phones in this config: refused, nothing stored.
-        let reg = try cli.run(["devices", "register"], stdin: #"{"deviceId":"p","platform":"phone","token":"secret-token-123456789"}"#)
+        let reg = try cli.run(
+            ["devices", "register"], stdin: #"{"deviceId":"p","platform":"phone","token":"secret-token-123456789"}"#)
         #expect(reg.code == 65)
         #expect(reg.stderr.contains("platform"))
         let list = try cli.run(["devices", "list", "--format", "json"])
         #expect(list.code == 0)
         #expect(list.stdout == "[]\n")
-        let broken = try CLI(configText: "version: 1\nchannels:\n  c: { type: log }\nroutes:\n  default:\n    - deliver: [nope]\n")
+        let broken = try CLI(
+            configText: "version: 1\nchannels:\n  c: { type: log }\nroutes:\n  default:\n    - deliver: [nope]\n")
         let v = try broken.run(["validate"])
         #expect(v.code == 65)
         #expect(v.stderr.contains("herald.yaml:6:17: unknown channel 'nope'"))
@@ -191,7 +197,8 @@ struct CLI {
     }
 
     @Test func exampleConfigValidates() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         for name in ["herald.example.yaml"] {
             let path = root.appendingPathComponent("config/\(name)").path
             let cli = try CLI(configText: "")
@@ -210,7 +217,8 @@ extension JSONValue {
 
 @Suite(.serialized) struct WorkerCLITests {
     @Test func runReloadsOnSIGHUPAndStopsOnSIGTERM() async throws {
-        let good = "version: 1\nstore: { path: ./herald.db }\nchannels:\n  c: { type: log, path: ./out.jsonl }\nroutes:\n  default:\n    - deliver: [c]\n"
+        let good =
+            "version: 1\nstore: { path: ./herald.db }\nchannels:\n  c: { type: log, path: ./out.jsonl }\nroutes:\n  default:\n    - deliver: [c]\n"
         let cli = try CLI(configText: good)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.binary)

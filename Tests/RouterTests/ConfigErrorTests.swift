@@ -7,11 +7,12 @@ import Testing
 @Suite struct ConfigErrorTests {
     static let registry: ChannelRegistry = {
         var r = ChannelRegistry([RecordingChannel().factory(type: "rec", platforms: ["ios"])])
-        r.register(ChannelFactory(type: "strict", defaultPlatforms: []) { config, _ throws(ConfigError) in
-            _ = try config.requiredString("url")
-            _ = try config.int("port", in: 1...65535)
-            return RecordingChannel()
-        })
+        r.register(
+            ChannelFactory(type: "strict", defaultPlatforms: []) { config, _ throws(ConfigError) in
+                _ = try config.requiredString("url")
+                _ = try config.int("port", in: 1...65535)
+                return RecordingChannel()
+            })
         return r
     }()
 
@@ -27,11 +28,18 @@ import Testing
     static let ok = "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n"
 
     static let cases: [Case] = [
-        Case(name: "unknown top-level key", yaml: "version: 1\nchanels: {}\n", line: 2, column: 1, message: "unknown key 'chanels'"),
-        Case(name: "missing version", yaml: "channels: {}\nroutes: {default: []}\n", line: 1, column: 1, message: "missing required key 'version'"),
-        Case(name: "bad version", yaml: "version: 2\nchannels: {}\nroutes: {default: []}\n", line: 1, column: 10, message: "unsupported version 2"),
         Case(
-            name: "unknown channel type", yaml: "version: 1\nchannels:\n  a:\n    type: carrier-pigeon\nroutes: {default: []}\n",
+            name: "unknown top-level key", yaml: "version: 1\nchanels: {}\n", line: 2, column: 1,
+            message: "unknown key 'chanels'"),
+        Case(
+            name: "missing version", yaml: "channels: {}\nroutes: {default: []}\n", line: 1, column: 1,
+            message: "missing required key 'version'"),
+        Case(
+            name: "bad version", yaml: "version: 2\nchannels: {}\nroutes: {default: []}\n", line: 1, column: 10,
+            message: "unsupported version 2"),
+        Case(
+            name: "unknown channel type",
+            yaml: "version: 1\nchannels:\n  a:\n    type: carrier-pigeon\nroutes: {default: []}\n",
             line: 4, column: 11, message: "unknown channel type 'carrier-pigeon'"),
         Case(
             name: "unknown channel in route",
@@ -39,48 +47,62 @@ import Testing
             column: 20, message: "unknown channel 'b'"),
         Case(
             name: "bad duration",
-            yaml: "version: 1\nchannels:\n  a:\n    type: rec\n    timeout: soon\nroutes:\n  default:\n    - deliver: [a]\n",
+            yaml:
+                "version: 1\nchannels:\n  a:\n    type: rec\n    timeout: soon\nroutes:\n  default:\n    - deliver: [a]\n",
             line: 5, column: 14, message: "timeout must be a duration"),
         Case(
-            name: "bad mode", yaml: "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n      mode: some\n",
+            name: "bad mode",
+            yaml:
+                "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n      mode: some\n",
             line: 7, column: 13, message: "mode must be all or first"),
         Case(
             name: "unknown step key",
-            yaml: "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n      unles-delivered: any\n",
+            yaml:
+                "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n      unles-delivered: any\n",
             line: 7, column: 7, message: "unknown key 'unles-delivered' in route step"),
         Case(
-            name: "step without deliver", yaml: "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - mode: first\n",
+            name: "step without deliver",
+            yaml: "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - mode: first\n",
             line: 6, column: 7, message: "missing required key 'deliver'"),
         Case(
             name: "unknown key in channel (factory)",
-            yaml: "version: 1\nchannels:\n  s:\n    type: strict\n    url: https://x\n    colour: red\nroutes:\n  default:\n    - deliver: [s]\n",
+            yaml:
+                "version: 1\nchannels:\n  s:\n    type: strict\n    url: https://x\n    colour: red\nroutes:\n  default:\n    - deliver: [s]\n",
             line: 6, column: 5, message: "unknown key 'colour' in channel s"),
         Case(
             name: "missing required key (factory)",
-            yaml: "version: 1\nchannels:\n  s:\n    type: strict\nroutes:\n  default:\n    - deliver: [s]\n", line: 4, column: 5,
+            yaml: "version: 1\nchannels:\n  s:\n    type: strict\nroutes:\n  default:\n    - deliver: [s]\n", line: 4,
+            column: 5,
             message: "missing required key 'url'"),
         Case(
             name: "mistyped value (factory)",
-            yaml: "version: 1\nchannels:\n  s:\n    type: strict\n    url: https://x\n    port: eighty\nroutes:\n  default:\n    - deliver: [s]\n",
+            yaml:
+                "version: 1\nchannels:\n  s:\n    type: strict\n    url: https://x\n    port: eighty\nroutes:\n  default:\n    - deliver: [s]\n",
             line: 6, column: 11, message: "port must be an integer"),
         Case(
             name: "unset environment variable",
-            yaml: "version: 1\nchannels:\n  s:\n    type: strict\n    url: ${HERALD_TEST_UNSET_VAR}\nroutes:\n  default:\n    - deliver: [s]\n",
+            yaml:
+                "version: 1\nchannels:\n  s:\n    type: strict\n    url: ${HERALD_TEST_UNSET_VAR}\nroutes:\n  default:\n    - deliver: [s]\n",
             line: 5, column: 10, message: "environment variable HERALD_TEST_UNSET_VAR is not set"),
         Case(
             name: "duplicate key", yaml: "version: 1\nversion: 1\n", line: 2, column: 1, message: "duplicate"),
         Case(
-            name: "yaml syntax", yaml: "version: 1\nchannels: [unclosed\n", line: 3, column: 1, message: "did not find expected"),
+            name: "yaml syntax", yaml: "version: 1\nchannels: [unclosed\n", line: 3, column: 1,
+            message: "did not find expected"),
         Case(
             name: "unless-delivered not earlier",
-            yaml: "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n      unless-delivered: [a]\n",
+            yaml:
+                "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n      unless-delivered: [a]\n",
             line: 7, column: 26, message: "no earlier step"),
         Case(
-            name: "bad severity", yaml: "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n      when: { severity: [loud] }\n",
+            name: "bad severity",
+            yaml:
+                "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n      when: { severity: [loud] }\n",
             line: 7, column: 26, message: "unknown severity 'loud'"),
         Case(
             name: "retry attempts out of range",
-            yaml: "version: 1\nchannels:\n  a:\n    type: rec\n    retry: { attempts: 0 }\nroutes:\n  default:\n    - deliver: [a]\n",
+            yaml:
+                "version: 1\nchannels:\n  a:\n    type: rec\n    retry: { attempts: 0 }\nroutes:\n  default:\n    - deliver: [a]\n",
             line: 5, column: 24, message: "retry.attempts must be in 1...100"),
     ]
 
@@ -115,14 +137,19 @@ import Testing
     }
 
     @Test func unroutedChannelIsAWarning() throws {
-        let config = try Self.load("version: 1\nchannels:\n  a: { type: rec }\n  b: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n")
+        let config = try Self.load(
+            "version: 1\nchannels:\n  a: { type: rec }\n  b: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n")
         #expect(config.warnings.count == 1)
-        #expect(config.warnings[0].description == "broken.yaml:4:3: warning: channel 'b' is defined but no route delivers to it")
+        #expect(
+            config.warnings[0].description
+                == "broken.yaml:4:3: warning: channel 'b' is defined but no route delivers to it")
     }
 
     @Test func environmentExpansionAndDefaults() throws {
-        let yaml = "version: 1\nstore:\n  path: ${DB:-~/h.db}\nchannels:\n  a:\n    type: rec\n    timeout: ${T}\nroutes:\n  default:\n    - deliver: [a]\n"
-        let config = try ConfigLoader.parse(yaml, environment: ["T": "1500ms", "HOME": "/home/op"], registry: Self.registry)
+        let yaml =
+            "version: 1\nstore:\n  path: ${DB:-~/h.db}\nchannels:\n  a:\n    type: rec\n    timeout: ${T}\nroutes:\n  default:\n    - deliver: [a]\n"
+        let config = try ConfigLoader.parse(
+            yaml, environment: ["T": "1500ms", "HOME": "/home/op"], registry: Self.registry)
         #expect(config.storePath == "/home/op/h.db")
         #expect(config.channels[0].timeout == .milliseconds(1500))
     }

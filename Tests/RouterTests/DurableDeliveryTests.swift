@@ -11,13 +11,25 @@ import Testing
     @Test func backoffWithInjectedClock() {
         let p = RetryPolicy(maxAttempts: 5, initialDelay: .seconds(2), maxDelay: .seconds(10))
         let t0 = Date(timeIntervalSince1970: 1000)
-        #expect(p.decide(attempt: 1, now: t0, retryAfter: nil, expiresAt: nil, jitter: 1) == .retry(at: t0.addingTimeInterval(2)))
-        #expect(p.decide(attempt: 2, now: t0, retryAfter: nil, expiresAt: nil, jitter: 1) == .retry(at: t0.addingTimeInterval(4)))
-        #expect(p.decide(attempt: 3, now: t0, retryAfter: nil, expiresAt: nil, jitter: 0) == .retry(at: t0.addingTimeInterval(4)))
-        #expect(p.decide(attempt: 4, now: t0, retryAfter: nil, expiresAt: nil, jitter: 1) == .retry(at: t0.addingTimeInterval(10)))
-        #expect(p.decide(attempt: 5, now: t0, retryAfter: nil, expiresAt: nil, jitter: 1) == .giveUp("gave up after 5 attempts"))
+        #expect(
+            p.decide(attempt: 1, now: t0, retryAfter: nil, expiresAt: nil, jitter: 1)
+                == .retry(at: t0.addingTimeInterval(2)))
+        #expect(
+            p.decide(attempt: 2, now: t0, retryAfter: nil, expiresAt: nil, jitter: 1)
+                == .retry(at: t0.addingTimeInterval(4)))
+        #expect(
+            p.decide(attempt: 3, now: t0, retryAfter: nil, expiresAt: nil, jitter: 0)
+                == .retry(at: t0.addingTimeInterval(4)))
+        #expect(
+            p.decide(attempt: 4, now: t0, retryAfter: nil, expiresAt: nil, jitter: 1)
+                == .retry(at: t0.addingTimeInterval(10)))
+        #expect(
+            p.decide(attempt: 5, now: t0, retryAfter: nil, expiresAt: nil, jitter: 1)
+                == .giveUp("gave up after 5 attempts"))
         // Retry-After wins over backoff, even beyond max.
-        #expect(p.decide(attempt: 1, now: t0, retryAfter: .seconds(120), expiresAt: nil, jitter: 1) == .retry(at: t0.addingTimeInterval(120)))
+        #expect(
+            p.decide(attempt: 1, now: t0, retryAfter: .seconds(120), expiresAt: nil, jitter: 1)
+                == .retry(at: t0.addingTimeInterval(120)))
         // Never past the TTL.
         #expect(
             p.decide(attempt: 1, now: t0, retryAfter: .seconds(120), expiresAt: t0.addingTimeInterval(60), jitter: 1)
@@ -75,7 +87,8 @@ import Testing
         try await h.register("phone", "alive")
         try await h.register("phone", "gone")
         h.fcm.answer { t, _ in
-            t.device?.deviceId == "gone" ? .dead(t, status: 404, reason: "UNREGISTERED") : .retry(t, status: 503, reason: "UNAVAILABLE")
+            t.device?.deviceId == "gone"
+                ? .dead(t, status: 404, reason: "UNREGISTERED") : .retry(t, status: 503, reason: "UNAVAILABLE")
         }
         let events = h.router.events()
         let report = try await h.router.send(Notification(title: "t"))
@@ -98,7 +111,8 @@ import Testing
         let router = h.router
         h.fcm.answer { t, _ in
             // The device re-registers with a new token while the old one is being judged dead.
-            _ = try? router.store.upsertDevice(Device(deviceId: "p", platform: "phone", fields: ["token": "new"]), now: Date())
+            _ = try? router.store.upsertDevice(
+                Device(deviceId: "p", platform: "phone", fields: ["token": "new"]), now: Date())
             return .dead(t, status: 404, reason: "UNREGISTERED")
         }
         _ = try await h.router.send(Notification(title: "t"))
@@ -115,7 +129,9 @@ import Testing
         let waiter = Task { try await router.waitForAction(notificationID: n.id, timeout: .seconds(30)) }
         try await Task.sleep(for: .milliseconds(100))
         try h.router.recordEvent(ChannelEvent(notificationId: n.id, kind: .tapped))
-        try h.router.recordEvent(ChannelEvent(notificationId: n.id, kind: .action, actionId: "approve", actionData: ["by": "me"], deviceId: "pixel"))
+        try h.router.recordEvent(
+            ChannelEvent(
+                notificationId: n.id, kind: .action, actionId: "approve", actionData: ["by": "me"], deviceId: "pixel"))
         let answered = try #require(try await waiter.value)
         #expect(answered.actionId == "approve")
         #expect(answered.actionData == ["by": "me"])
@@ -125,12 +141,17 @@ import Testing
         let history = try h.router.history(id: n.id)[0]
         #expect(history.events.map(\.kind) == [.tapped, .action])
         // Unknown notification.
-        await #expect(throws: StoreError.self) { try await h.router.waitForAction(notificationID: "nope", timeout: .milliseconds(1)) }
-        #expect(throws: StoreError.self) { try h.router.recordEvent(ChannelEvent(notificationId: "nope", kind: .action, actionId: "x")) }
+        await #expect(throws: StoreError.self) {
+            try await h.router.waitForAction(notificationID: "nope", timeout: .milliseconds(1))
+        }
+        #expect(throws: StoreError.self) {
+            try h.router.recordEvent(ChannelEvent(notificationId: "nope", kind: .action, actionId: "x"))
+        }
     }
 
     @Test func badgeCountsDistinctTagsAndSurvivesRestart() async throws {
-        let channels = Harness.channelsYAML.replacingOccurrences(of: "fcm: { type: rec-fcm }", with: "fcm: { type: rec-fcm, badge: pending-tags }")
+        let channels = Harness.channelsYAML.replacingOccurrences(
+            of: "fcm: { type: rec-fcm }", with: "fcm: { type: rec-fcm, badge: pending-tags }")
         let h = try await Harness.make(routes: Self.routes, channels: channels)
         try await h.register("phone", "pixel")
         _ = try await h.router.send(Notification(title: "a", tag: "t1"))
@@ -166,7 +187,8 @@ import Testing
     }
 
     @Test func channelTimeoutBecomesRetry() async throws {
-        let channels = Harness.channelsYAML.replacingOccurrences(of: "fcm: { type: rec-fcm }", with: "fcm: { type: rec-fcm, timeout: 100ms }")
+        let channels = Harness.channelsYAML.replacingOccurrences(
+            of: "fcm: { type: rec-fcm }", with: "fcm: { type: rec-fcm, timeout: 100ms }")
         let h = try await Harness.make(routes: Self.routes, channels: channels)
         try await h.register("phone", "pixel")
         h.fcm.delay(.seconds(30))
@@ -181,11 +203,14 @@ import Testing
         let file = dir.appendingPathComponent("herald.yaml").path
         let recorder = RecordingChannel()
         let registry = ChannelRegistry([recorder.factory(type: "rec", platforms: ["phone"])])
-        let good = "version: 1\nstore: { path: \(dir.path)/h.db }\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n"
+        let good =
+            "version: 1\nstore: { path: \(dir.path)/h.db }\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n"
         try good.write(toFile: file, atomically: true, encoding: .utf8)
-        let router = try await Router(configPath: file, registry: registry, options: RouterOptions(logSink: RecordingLogSink()))
+        let router = try await Router(
+            configPath: file, registry: registry, options: RouterOptions(logSink: RecordingLogSink()))
         try await router.register(Device(deviceId: "p", platform: "phone", fields: ["token": "x"]))
-        try "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [b]\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [b]\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
         do {
             try await router.reload()
             Issue.record("reload should fail")
@@ -194,7 +219,8 @@ import Testing
         }
         #expect(try await router.send(Notification(title: "still routed")).outcome("a") == .delivered)
         // A good file is picked up.
-        try good.replacingOccurrences(of: "a: { type: rec }", with: "a: { type: rec, enabled: false }").write(toFile: file, atomically: true, encoding: .utf8)
+        try good.replacingOccurrences(of: "a: { type: rec }", with: "a: { type: rec, enabled: false }").write(
+            toFile: file, atomically: true, encoding: .utf8)
         try await router.reload()
         #expect(try await router.send(Notification(title: "disabled now")).deliveries.isEmpty)
         await router.shutdown()
@@ -214,7 +240,8 @@ import Testing
                 id: UUID().uuidString, notificationId: n.id, step: 0, position: 0, channel: "fcm", deviceId: d.deviceId,
                 platform: d.platform, state: .pending, updatedAt: now)
         }
-        try h.router.store.insertNotification(n, steps: [StepRule(mode: .all, unlessDelivered: nil, timeout: nil)], deliveries: rows, now: now)
+        try h.router.store.insertNotification(
+            n, steps: [StepRule(mode: .all, unlessDelivered: nil, timeout: nil)], deliveries: rows, now: now)
         #expect(h.fcm.requests.isEmpty)
         let summary = try await h.router.drain(untilEmpty: true, timeout: .seconds(10))
         #expect(summary.attempted == 2)

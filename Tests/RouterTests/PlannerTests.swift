@@ -64,7 +64,8 @@ import Testing
     }
 
     @Test func whenFilterBySeverity() async throws {
-        let h = try await Harness.make(routes: "routes:\n  default:\n    - deliver: [sink]\n      when: { severity: [warning, error] }\n")
+        let h = try await Harness.make(
+            routes: "routes:\n  default:\n    - deliver: [sink]\n      when: { severity: [warning, error] }\n")
         #expect(try await h.router.send(Notification(title: "t", severity: .info)).deliveries.isEmpty)
         #expect(try await h.router.send(Notification(title: "t")).deliveries.isEmpty)
         #expect(try await h.router.send(Notification(title: "t", severity: .error)).outcome("sink") == .delivered)
@@ -110,7 +111,8 @@ import Testing
     }
 
     @Test func unlessRegisteredSuppressesStep() async throws {
-        let routes = "routes:\n  default:\n    - deliver: [apns]\n    - deliver: [sink]\n      unless-registered: [apns]\n"
+        let routes =
+            "routes:\n  default:\n    - deliver: [apns]\n    - deliver: [sink]\n      unless-registered: [apns]\n"
         let h = try await Harness.make(routes: routes)
         let none = try await h.router.send(Notification(title: "t"))
         #expect(none.outcome("sink") == .delivered)
@@ -129,7 +131,8 @@ import Testing
     }
 
     @Test func disabledChannelDeliversNothing() async throws {
-        let channels = Harness.channelsYAML.replacingOccurrences(of: "apns: { type: rec-apns }", with: "apns: { type: rec-apns, enabled: false }")
+        let channels = Harness.channelsYAML.replacingOccurrences(
+            of: "apns: { type: rec-apns }", with: "apns: { type: rec-apns, enabled: false }")
         let h = try await Harness.make(routes: Self.hapiRoutes, channels: channels)
         try await h.register("ios", "iphone")
         try await h.register("web", "laptop")
@@ -152,13 +155,18 @@ import Testing
 
     @Test func planIsPureData() throws {
         let registry = ChannelRegistry([
-            RecordingChannel().factory(type: "rec", platforms: ["ios"]), RecordingChannel().factory(type: "s", platforms: []),
+            RecordingChannel().factory(type: "rec", platforms: ["ios"]),
+            RecordingChannel().factory(type: "s", platforms: []),
         ])
         let config = try ConfigLoader.parse(
             "version: 1\nchannels:\n  a: { type: rec }\n  b: { type: s }\nroutes:\n  default:\n    - deliver: [a]\n    - deliver: [b]\n      unless-delivered: [a]\n",
             registry: registry)
-        let devices = [Device(deviceId: "d1", platform: "ios"), Device(deviceId: "d2", platform: "web"), Device(namespace: "x", deviceId: "d3", platform: "ios")]
-        let plan = Planner.plan(Notification(id: "n1", title: "t"), config: config, facts: PlanningFacts(devices: devices))
+        let devices = [
+            Device(deviceId: "d1", platform: "ios"), Device(deviceId: "d2", platform: "web"),
+            Device(namespace: "x", deviceId: "d3", platform: "ios"),
+        ]
+        let plan = Planner.plan(
+            Notification(id: "n1", title: "t"), config: config, facts: PlanningFacts(devices: devices))
         #expect(plan.steps.count == 2)
         #expect(plan.steps[0].channels[0].devices.map(\.deviceId) == ["d1"])
         #expect(plan.steps[1].channels[0].isSink)

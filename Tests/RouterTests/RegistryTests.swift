@@ -31,7 +31,8 @@ import Testing
     @Test func tokenMovesBetweenNamespaces() async throws {
         let h = try await Harness.make(routes: Self.routes)
         try await h.router.register(Device(namespace: "a", deviceId: "p", platform: "phone", fields: ["token": "tok"]))
-        let moved = try await h.router.register(Device(namespace: "b", deviceId: "p", platform: "phone", fields: ["token": "tok"]))
+        let moved = try await h.router.register(
+            Device(namespace: "b", deviceId: "p", platform: "phone", fields: ["token": "tok"]))
         #expect(moved.moved == ["a/p/phone"])
         #expect(try h.router.devices(namespace: "a").isEmpty)
         #expect(try h.router.devices(namespace: "b").count == 1)
@@ -59,13 +60,20 @@ import Testing
         Bad(json: #"{"deviceId":"d","platform":"ios","token":"not-hex"}"#, field: "token"),
         Bad(json: #"{"deviceId":"d","platform":"ios","token":"abcd","pushKey":"c2hvcnQ="}"#, field: "pushKey"),
         Bad(json: #"{"deviceId":"d","platform":"ios","token":"abcd","environment":"staging"}"#, field: "environment"),
-        Bad(json: #"{"deviceId":"d","platform":"web","subscription":{"endpoint":"http://x/1","keys":{"p256dh":"a","auth":"b"}}}"#, field: "subscription.endpoint"),
-        Bad(json: #"{"deviceId":"d","platform":"web","subscription":{"endpoint":"https://x/1"}}"#, field: "subscription.keys"),
+        Bad(
+            json:
+                #"{"deviceId":"d","platform":"web","subscription":{"endpoint":"http://x/1","keys":{"p256dh":"a","auth":"b"}}}"#,
+            field: "subscription.endpoint"),
+        Bad(
+            json: #"{"deviceId":"d","platform":"web","subscription":{"endpoint":"https://x/1"}}"#,
+            field: "subscription.keys"),
         Bad(json: #"{"deviceId":"d","platform":"telegram"}"#, field: "chatId"),
         Bad(json: #"{"deviceId":"d","platform":"phone","token":"x","colour":"red"}"#, field: "colour"),
         Bad(json: #"{"namespace":"bad ns","deviceId":"d","platform":"phone","token":"x"}"#, field: "namespace"),
         Bad(json: String(repeating: "x", count: 3), field: "device"),
-        Bad(json: #"{"deviceId":"\#(String(repeating: "d", count: 129))","platform":"phone","token":"x"}"#, field: "deviceId"),
+        Bad(
+            json: #"{"deviceId":"\#(String(repeating: "d", count: 129))","platform":"phone","token":"x"}"#,
+            field: "deviceId"),
     ]
 
     @Test(arguments: bad) func badRegistrationNamesFieldAndStoresNothing(_ b: Bad) async throws {
@@ -89,7 +97,9 @@ import Testing
 
     @Test func listingsNeverShowSecrets() throws {
         let d = try Device(
-            jsonText: #"{"deviceId":"i","platform":"ios","token":"00112233445566778899aabbccddeeff","pushKey":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}"#)
+            jsonText:
+                #"{"deviceId":"i","platform":"ios","token":"00112233445566778899aabbccddeeff","pushKey":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}"#
+        )
         let text = d.redactedJSON.canonicalString
         #expect(!text.contains("00112233445566778899aabbccddeeff"))
         #expect(!text.contains("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="))

@@ -27,16 +27,21 @@ struct Harness {
           sink: { type: rec-sink }
         """
 
-    static func make(routes: String, channels: String = Harness.channelsYAML, storePath: String? = nil, clock: ManualClock = ManualClock()) async throws -> Harness {
+    static func make(
+        routes: String, channels: String = Harness.channelsYAML, storePath: String? = nil,
+        clock: ManualClock = ManualClock()
+    ) async throws -> Harness {
         let apns = RecordingChannel()
         let fcm = RecordingChannel()
         let webpush = RecordingChannel()
         let telegram = RecordingChannel()
         let sink = RecordingChannel()
         let registry = ChannelRegistry([
-            apns.factory(type: "rec-apns", platforms: ["ios"]), fcm.factory(type: "rec-fcm", platforms: ["phone", "wear"]),
+            apns.factory(type: "rec-apns", platforms: ["ios"]),
+            fcm.factory(type: "rec-fcm", platforms: ["phone", "wear"]),
             webpush.factory(type: "rec-webpush", platforms: ["web"]),
-            telegram.factory(type: "rec-telegram", platforms: ["telegram"]), sink.factory(type: "rec-sink", platforms: []),
+            telegram.factory(type: "rec-telegram", platforms: ["telegram"]),
+            sink.factory(type: "rec-sink", platforms: []),
         ])
         let path = storePath ?? Harness.tempPath()
         let text = "version: 1\nstore: { path: \(path) }\n" + channels + "\n" + routes
@@ -62,7 +67,8 @@ struct Harness {
         case "phone", "wear": fields["token"] = .string(token ?? "fcm-\(id)")
         case "web":
             fields["subscription"] = [
-                "endpoint": .string("https://push.example.net/\(token ?? id)"), "keys": ["p256dh": "BAAA", "auth": "AAAA"],
+                "endpoint": .string("https://push.example.net/\(token ?? id)"),
+                "keys": ["p256dh": "BAAA", "auth": "AAAA"],
             ]
         case "telegram": fields["chatId"] = .number(Double(abs(id.hashValue % 100000)))
         default: break

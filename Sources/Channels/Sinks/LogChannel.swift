@@ -16,7 +16,8 @@ public final class LogChannel: Channel {
     let lock = Mutex<Void>(())
 
     /// The factory registered under `log`.
-    public static let factory = ChannelFactory(type: "log", defaultPlatforms: []) { config, context throws(ConfigError) in
+    public static let factory = ChannelFactory(type: "log", defaultPlatforms: []) {
+        config, context throws(ConfigError) in
         LogChannel(path: try config.path("path") ?? "-", clock: context.clock)
     }
 

@@ -35,7 +35,8 @@ public struct WebhookChannel: Channel {
         do {
             key = try WebhookChannel.decodeSecret(secret)
         } catch {
-            throw config.error(at: "secret", "secret must be whsec_<base64> (Standard Webhooks) or base64 of at least 16 bytes")
+            throw config.error(
+                at: "secret", "secret must be whsec_<base64> (Standard Webhooks) or base64 of at least 16 bytes")
         }
         return WebhookChannel(
             url: url, key: key, http: context.http, clock: context.clock, logger: context.logger.withSecrets([secret]))
@@ -53,7 +54,9 @@ public struct WebhookChannel: Channel {
     public static func decodeSecret(_ secret: String) throws -> [UInt8] {
         let body = secret.hasPrefix("whsec_") ? String(secret.dropFirst(6)) : secret
         let key = try Base64.decode(body)
-        guard key.count >= 16 else { throw CryptoError(code: .invalidKey, message: "webhook secret shorter than 16 bytes") }
+        guard key.count >= 16 else {
+            throw CryptoError(code: .invalidKey, message: "webhook secret shorter than 16 bytes")
+        }
         return key
     }
 
@@ -74,7 +77,8 @@ public struct WebhookChannel: Channel {
         let headers = [
             HTTPHeader("content-type", "application/json"), HTTPHeader("webhook-id", id),
             HTTPHeader("webhook-timestamp", String(timestamp)),
-            HTTPHeader("webhook-signature", WebhookChannel.signature(key: key, id: id, timestamp: timestamp, body: body)),
+            HTTPHeader(
+                "webhook-signature", WebhookChannel.signature(key: key, id: id, timestamp: timestamp, body: body)),
         ]
         do {
             let response = try await http.send(HTTPRequest(method: "POST", url: url, headers: headers, body: body))
@@ -83,10 +87,16 @@ public struct WebhookChannel: Channel {
                 return [.delivered(target, status: response.status)]
             case 429, 500...599:
                 let after = response.header("retry-after").flatMap { RetryAfter.parse($0, now: clock.now()) }
-                return [.retry(target, status: response.status, reason: "receiver answered \(response.status)", retryAfter: after)]
+                return [
+                    .retry(
+                        target, status: response.status, reason: "receiver answered \(response.status)",
+                        retryAfter: after)
+                ]
             default:
                 let text = String(decoding: response.body.prefix(200), as: UTF8.self)
-                return [.failed(target, status: response.status, reason: "receiver answered \(response.status): \(text)")]
+                return [
+                    .failed(target, status: response.status, reason: "receiver answered \(response.status): \(text)")
+                ]
             }
         } catch {
             return [.retry(target, reason: "\(error.code.rawValue): \(error.message)")]

@@ -54,16 +54,21 @@ public enum ConfigLoader {
             var byKey: [String: (keyNode: ConfigNode, value: ConfigNode)] = [:]
             for e in entries {
                 guard allowed.contains(e.key) else {
-                    throw e.keyNode.error("unknown key '\(e.key)' (expected one of \(allowed.sorted().joined(separator: ", ")))")
+                    throw e.keyNode.error(
+                        "unknown key '\(e.key)' (expected one of \(allowed.sorted().joined(separator: ", ")))")
                 }
                 byKey[e.key] = (e.keyNode, e.value)
             }
             guard let v = byKey["version"] else { throw top.error("missing required key 'version' (use version: 1)") }
             let version = try v.value.int("version")
-            guard version == 1 else { throw v.value.error("unsupported version \(version); this Herald reads version 1") }
+            guard version == 1 else {
+                throw v.value.error("unsupported version \(version); this Herald reads version 1")
+            }
 
             let home = environment["HOME"] ?? NSHomeDirectory()
-            let heraldHome = environment["HERALD_HOME"].map { ConfigNode.resolvePath($0, home: home, base: top.baseDirectory) } ?? home + "/.herald"
+            let heraldHome =
+                environment["HERALD_HOME"].map { ConfigNode.resolvePath($0, home: home, base: top.baseDirectory) }
+                ?? home + "/.herald"
             var storePath = heraldHome + "/herald.db"
             if let s = byKey["store"]?.value, !s.isNull {
                 for e in try s.mapping("store") {
@@ -120,7 +125,9 @@ public enum ConfigLoader {
             for step in routes.defaultRoute { routed.formUnion(step.deliver) }
             for (_, steps) in routes.namespaces { for s in steps { routed.formUnion(s.deliver) } }
             for c in channels where !routed.contains(c.name) {
-                warnings.append(ConfigWarning(file: file, mark: c.mark, "channel '\(c.name)' is defined but no route delivers to it"))
+                warnings.append(
+                    ConfigWarning(
+                        file: file, mark: c.mark, "channel '\(c.name)' is defined but no route delivers to it"))
             }
             return HeraldConfig(
                 file: file, version: version, storePath: storePath, caFile: caFile, retention: retention,
@@ -143,14 +150,16 @@ public enum ConfigLoader {
             guard let typeNode = byKey["type"] else { throw node.error("channel \(name): missing required key 'type'") }
             let type = try typeNode.string("type")
             guard let factory = registry.factory(for: type) else {
-                throw typeNode.error("unknown channel type '\(type)' (known: \(registry.types.joined(separator: ", ")))")
+                throw typeNode.error(
+                    "unknown channel type '\(type)' (known: \(registry.types.joined(separator: ", ")))")
             }
             var platforms = factory.defaultPlatforms
             if let p = byKey["platforms"] {
                 platforms = try p.stringList("platforms")
                 for (i, pl) in platforms.enumerated() {
                     guard !pl.isEmpty, pl.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-                        throw (try p.sequence("platforms"))[safe: i]?.error("invalid platform name '\(pl)'") ?? p.error("invalid platform name '\(pl)'")
+                        throw (try p.sequence("platforms"))[safe: i]?.error("invalid platform name '\(pl)'")
+                            ?? p.error("invalid platform name '\(pl)'")
                     }
                 }
                 if factory.isSink, !platforms.isEmpty {
@@ -159,7 +168,8 @@ public enum ConfigLoader {
                 if !factory.isSink, platforms.isEmpty { throw p.error("channel \(name): platforms must not be empty") }
             }
             let enabled = try byKey["enabled"].map { n throws(ConfigError) in try n.bool("enabled") } ?? true
-            let timeout = try byKey["timeout"].map { n throws(ConfigError) in try n.duration("timeout") } ?? .seconds(30)
+            let timeout =
+                try byKey["timeout"].map { n throws(ConfigError) in try n.duration("timeout") } ?? .seconds(30)
             guard timeout > .zero else { throw byKey["timeout"]!.error("timeout must be greater than zero") }
             var retry = RetryPolicy.default
             if let r = byKey["retry"] { retry = try readRetry(r) }
@@ -172,7 +182,8 @@ public enum ConfigLoader {
                 default: throw b.error("badge must be pending-tags or none, got \"\(s)\"")
                 }
             }
-            let allowHosts = try byKey["allow-hosts"].map { n throws(ConfigError) in try n.stringList("allow-hosts") } ?? []
+            let allowHosts =
+                try byKey["allow-hosts"].map { n throws(ConfigError) in try n.stringList("allow-hosts") } ?? []
             return ChannelSpec(
                 name: name, type: type, platforms: platforms, enabled: enabled, timeout: timeout, retry: retry,
                 badgePendingTags: badgePendingTags, allowHosts: allowHosts, mark: keyNode.mark, node: node)
@@ -194,7 +205,9 @@ public enum ConfigLoader {
                     throw e.keyNode.error("unknown key '\(e.key)' in retry (expected attempts, initial, max)")
                 }
             }
-            guard policy.initialDelay <= policy.maxDelay else { throw node.error("retry.initial must not exceed retry.max") }
+            guard policy.initialDelay <= policy.maxDelay else {
+                throw node.error("retry.initial must not exceed retry.max")
+            }
             return policy
         }
 
@@ -242,7 +255,8 @@ public enum ConfigLoader {
                     for item in items {
                         let n = try item.string("deliver")
                         guard names.contains(n) else {
-                            throw item.error("unknown channel '\(n)' (defined: \(names.sorted().joined(separator: ", ")))")
+                            throw item.error(
+                                "unknown channel '\(n)' (defined: \(names.sorted().joined(separator: ", ")))")
                         }
                         guard !step.deliver.contains(n) else { throw item.error("channel '\(n)' is listed twice") }
                         step.deliver.append(n)
@@ -250,7 +264,9 @@ public enum ConfigLoader {
                     sawDeliver = true
                 case "mode":
                     let m = try e.value.string("mode")
-                    guard let mode = RouteStep.Mode(rawValue: m) else { throw e.value.error("mode must be all or first, got \"\(m)\"") }
+                    guard let mode = RouteStep.Mode(rawValue: m) else {
+                        throw e.value.error("mode must be all or first, got \"\(m)\"")
+                    }
                     step.mode = mode
                 case "when":
                     for w in try e.value.mapping("when") {
@@ -277,9 +293,12 @@ public enum ConfigLoader {
                         var list: [String] = []
                         for item in try e.value.sequence("unless-delivered") {
                             let n = try item.string("unless-delivered")
-                            guard names.contains(n) else { throw item.error("unknown channel '\(n)' in unless-delivered") }
+                            guard names.contains(n) else {
+                                throw item.error("unknown channel '\(n)' in unless-delivered")
+                            }
                             if !earlier.contains(n) {
-                                throw item.error("unless-delivered names '\(n)', which no earlier step of this route delivers to")
+                                throw item.error(
+                                    "unless-delivered names '\(n)', which no earlier step of this route delivers to")
                             }
                             list.append(n)
                         }
@@ -297,7 +316,8 @@ public enum ConfigLoader {
                     step.cooldown = try e.value.duration("cooldown")
                 default:
                     throw e.keyNode.error(
-                        "unknown key '\(e.key)' in route step (expected deliver, mode, when, unless-delivered, unless-registered, timeout, cooldown)")
+                        "unknown key '\(e.key)' in route step (expected deliver, mode, when, unless-delivered, unless-registered, timeout, cooldown)"
+                    )
                 }
             }
             guard sawDeliver else { throw node.error("route step: missing required key 'deliver'") }

@@ -34,7 +34,9 @@ struct Executor: Sendable {
                     case .channels(let names): names.filter { deliveredEarlier.contains($0) }
                     }
                 if !hits.isEmpty {
-                    try suppress(inStep.filter { $0.state == .pending }, reason: "unless-delivered: \(hits.joined(separator: ", "))")
+                    try suppress(
+                        inStep.filter { $0.state == .pending },
+                        reason: "unless-delivered: \(hits.joined(separator: ", "))")
                     records = try store.deliveries(notificationId: notificationId)
                     continue
                 }
@@ -46,15 +48,19 @@ struct Executor: Sendable {
                 await withTaskGroup(of: Void.self) { group in
                     for channel in channelsInOrder {
                         group.addTask {
-                            await self.runPending(stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
+                            await self.runPending(
+                                stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
                         }
                     }
                 }
             case .first:
                 for (i, channel) in channelsInOrder.enumerated() {
-                    let already = records.contains { $0.step == index && $0.channel == channel && $0.state == .delivered }
+                    let already = records.contains {
+                        $0.step == index && $0.channel == channel && $0.state == .delivered
+                    }
                     if !already {
-                        await runPending(stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
+                        await runPending(
+                            stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
                     }
                     let now = try store.deliveries(notificationId: notificationId)
                     if now.contains(where: { $0.step == index && $0.channel == channel && $0.state == .delivered }) {
@@ -109,7 +115,8 @@ struct Executor: Sendable {
 
     /// Claims and attempts every due retry; returns how many deliveries were attempted.
     func runDueRetries(graph: RouterGraph, limit: Int = 5_000) async throws -> Int {
-        let due = try store.claimDue(owner: owner, until: clock.now().adding(.seconds(120)), now: clock.now(), limit: limit)
+        let due = try store.claimDue(
+            owner: owner, until: clock.now().adding(.seconds(120)), now: clock.now(), limit: limit)
         guard !due.isEmpty else { return 0 }
         var groups: [String: [DeliveryRecord]] = [:]
         var order: [String] = []
@@ -133,11 +140,15 @@ struct Executor: Sendable {
         guard let first = records.first else { return }
         let channelName = first.channel
         guard let spec = graph.spec(channelName), let channel = graph.channels[channelName] else {
-            recordFinal(records, state: .failed, reason: "channel \(channelName) is no longer configured", notification: notification, graph: graph)
+            recordFinal(
+                records, state: .failed, reason: "channel \(channelName) is no longer configured",
+                notification: notification, graph: graph)
             return
         }
         guard spec.enabled else {
-            recordFinal(records, state: .suppressed, reason: "channel \(channelName) is disabled", notification: notification, graph: graph)
+            recordFinal(
+                records, state: .suppressed, reason: "channel \(channelName) is disabled", notification: notification,
+                graph: graph)
             return
         }
         var pendingBadge: Int?
@@ -173,7 +184,10 @@ struct Executor: Sendable {
         for r in chunk {
             if let deviceId = r.deviceId, let platform = r.platform {
                 guard let device = devices[Executor.key(deviceId, platform)] else {
-                    gone.append(AttemptRecord(deliveryId: r.id, attempt: r.attempts, state: .failed, reason: "device is no longer registered"))
+                    gone.append(
+                        AttemptRecord(
+                            deliveryId: r.id, attempt: r.attempts, state: .failed,
+                            reason: "device is no longer registered"))
                     continue
                 }
                 targets.append(DeliveryTarget(device: device, deliveryId: r.id, attempt: r.attempts + 1))
@@ -203,15 +217,22 @@ struct Executor: Sendable {
         var seen: Set<String> = []
         for result in results {
             let key = Executor.key(result.deviceId, result.platform)
-            let fallbackKey = byKey[key] == nil ? byKey.keys.first(where: { $0.hasPrefix((result.deviceId ?? "") + "\u{0}") }) : key
+            let fallbackKey =
+                byKey[key] == nil ? byKey.keys.first(where: { $0.hasPrefix((result.deviceId ?? "") + "\u{0}") }) : key
             guard let k = fallbackKey, let (record, device) = byKey[k], !seen.contains(k) else { continue }
             seen.insert(k)
-            attempts.append(attemptRecord(for: result, record: record, device: device, spec: spec, notification: notification, now: now))
+            attempts.append(
+                attemptRecord(
+                    for: result, record: record, device: device, spec: spec, notification: notification, now: now))
         }
         for (k, (record, device)) in byKey where !seen.contains(k) {
-            let reason = timedOut ? "timed out after \(timeout.milliseconds)ms" : "channel returned no result for this device"
-            let synthetic = DeliveryResult(deviceId: record.deviceId, platform: record.platform, outcome: .retry, reason: reason)
-            attempts.append(attemptRecord(for: synthetic, record: record, device: device, spec: spec, notification: notification, now: now))
+            let reason =
+                timedOut ? "timed out after \(timeout.milliseconds)ms" : "channel returned no result for this device"
+            let synthetic = DeliveryResult(
+                deviceId: record.deviceId, platform: record.platform, outcome: .retry, reason: reason)
+            attempts.append(
+                attemptRecord(
+                    for: synthetic, record: record, device: device, spec: spec, notification: notification, now: now))
         }
         do {
             let removed = try store.record(attempts, now: now)
@@ -285,9 +306,12 @@ struct Executor: Sendable {
     }
 
     private func recordFinal(
-        _ records: [DeliveryRecord], state: DeliveryState, reason: String, notification: Notification, graph: RouterGraph
+        _ records: [DeliveryRecord], state: DeliveryState, reason: String, notification: Notification,
+        graph: RouterGraph
     ) {
-        let attempts = records.map { AttemptRecord(deliveryId: $0.id, attempt: $0.attempts, state: state, reason: reason) }
+        let attempts = records.map {
+            AttemptRecord(deliveryId: $0.id, attempt: $0.attempts, state: state, reason: reason)
+        }
         _ = try? store.record(attempts, now: clock.now())
         for var r in records {
             r.state = state
@@ -296,10 +320,14 @@ struct Executor: Sendable {
         }
     }
 
-    static func key(_ deviceId: String?, _ platform: String?) -> String { (deviceId ?? "") + "\u{0}" + (platform ?? "") }
+    static func key(_ deviceId: String?, _ platform: String?) -> String {
+        (deviceId ?? "") + "\u{0}" + (platform ?? "")
+    }
 
     /// Runs `operation`, returning nil when it does not finish within `timeout` (it is then cancelled).
-    static func withTimeout<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
+    static func withTimeout<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async -> T) async
+        -> T?
+    {
         await withTaskGroup(of: T?.self) { group in
             group.addTask { await operation() }
             group.addTask {

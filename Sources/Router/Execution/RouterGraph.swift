@@ -26,7 +26,8 @@ final class RouterGraph: Sendable {
                 name: spec.name, node: spec.node, ignoring: ConfigLoader.commonChannelKeys, allowHosts: spec.allowHosts)
             let context = ChannelContext(
                 name: spec.name, http: http, clock: clock, random: random,
-                logger: ChannelLogger(source: spec.name, sink: logSink, clock: clock), state: store.channelState(spec.name))
+                logger: ChannelLogger(source: spec.name, sink: logSink, clock: clock),
+                state: store.channelState(spec.name))
             let channel = try factory.make(channelConfig, context)
             try channelConfig.finish()
             channels[spec.name] = channel

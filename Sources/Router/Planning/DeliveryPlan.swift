@@ -69,14 +69,19 @@ extension DeliveryPlan {
             "steps": .array(
                 steps.map { s in
                     var o: [String: JSONValue] = [
-                        "index": .number(Double(s.index)), "mode": .string(s.mode.rawValue), "applies": .bool(s.applies),
+                        "index": .number(Double(s.index)), "mode": .string(s.mode.rawValue),
+                        "applies": .bool(s.applies),
                         "channels": .array(
                             s.channels.map { c in
                                 .object([
                                     "name": .string(c.name), "type": .string(c.type), "enabled": .bool(c.enabled),
                                     "sink": .bool(c.isSink),
                                     "devices": .array(
-                                        c.devices.map { .object(["deviceId": .string($0.deviceId), "platform": .string($0.platform)]) }),
+                                        c.devices.map {
+                                            .object([
+                                                "deviceId": .string($0.deviceId), "platform": .string($0.platform),
+                                            ])
+                                        }),
                                 ])
                             }),
                     ]
@@ -91,8 +96,10 @@ extension DeliveryPlan {
 
     /// Text for people (`herald explain`).
     public var text: String {
-        var lines = ["notification \(notificationId) namespace=\(namespace) type=\(type)"
-            + (severity.map { " severity=\($0.rawValue)" } ?? "") + " route=\(route)"]
+        var lines = [
+            "notification \(notificationId) namespace=\(namespace) type=\(type)"
+                + (severity.map { " severity=\($0.rawValue)" } ?? "") + " route=\(route)"
+        ]
         for s in steps {
             var head = "step \(s.index + 1) (mode \(s.mode.rawValue))"
             if !s.applies { head += ": not applicable (\(s.notApplicableReason ?? "when"))" }

@@ -17,7 +17,9 @@ public struct PlanningFacts: Sendable {
 /// Turns (config × notification × facts) into a ``DeliveryPlan``. Pure: no I/O, no clock.
 public enum Planner {
     /// Plans `notification` under `config`.
-    public static func plan(_ notification: ChannelAPI.Notification, config: HeraldConfig, facts: PlanningFacts) -> DeliveryPlan {
+    public static func plan(_ notification: ChannelAPI.Notification, config: HeraldConfig, facts: PlanningFacts)
+        -> DeliveryPlan
+    {
         let (routeName, steps) = config.routes.route(for: notification.namespace)
         let devices = facts.devices.filter { $0.namespace == notification.namespace }
         var planned: [PlannedStep] = []
@@ -31,7 +33,8 @@ public enum Planner {
                 if let s = notification.severity, sev.contains(s) {
                 } else {
                     applies = false
-                    why = "when severity is \(sev.map(\.rawValue).joined(separator: "|")), not \(notification.severity?.rawValue ?? "unset")"
+                    why =
+                        "when severity is \(sev.map(\.rawValue).joined(separator: "|")), not \(notification.severity?.rawValue ?? "unset")"
                 }
             }
             var suppression: String?
@@ -48,7 +51,8 @@ public enum Planner {
             let channels = step.deliver.compactMap { name -> PlannedChannel? in
                 guard let spec = config.channel(name) else { return nil }
                 let served = spec.isSink ? [] : devices.filter { spec.platforms.contains($0.platform) }
-                return PlannedChannel(name: name, type: spec.type, enabled: spec.enabled, isSink: spec.isSink, devices: served)
+                return PlannedChannel(
+                    name: name, type: spec.type, enabled: spec.enabled, isSink: spec.isSink, devices: served)
             }
             planned.append(
                 PlannedStep(

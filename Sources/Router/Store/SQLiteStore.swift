@@ -92,6 +92,7 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Devices
 
+    /// See ``HeraldStore``.
     public func upsertDevice(_ device: Device, now: Date) throws -> UpsertResult {
         try db.transaction { c in
             var moved: [String] = []
@@ -100,7 +101,8 @@ public final class SQLiteStore: HeraldStore {
                     "SELECT namespace, device_id, platform FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
                     [.text(address), .text(device.namespace), .text(device.deviceId), .text(device.platform)])
                 for o in others {
-                    moved.append("\(o.string("namespace") ?? "")/\(o.string("device_id") ?? "")/\(o.string("platform") ?? "")")
+                    moved.append(
+                        "\(o.string("namespace") ?? "")/\(o.string("device_id") ?? "")/\(o.string("platform") ?? "")")
                 }
                 try c.run(
                     "DELETE FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
@@ -125,6 +127,7 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// See ``HeraldStore``.
     public func removeDevice(namespace: String, deviceId: String, platform: String?) throws -> Int {
         try db.withConnection { c in
             if let platform {
@@ -132,12 +135,14 @@ public final class SQLiteStore: HeraldStore {
                     "DELETE FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
                     [.text(namespace), .text(deviceId), .text(platform)])
             } else {
-                try c.run("DELETE FROM devices WHERE namespace = ? AND device_id = ?", [.text(namespace), .text(deviceId)])
+                try c.run(
+                    "DELETE FROM devices WHERE namespace = ? AND device_id = ?", [.text(namespace), .text(deviceId)])
             }
             return c.changes
         }
     }
 
+    /// See ``HeraldStore``.
     public func removeDevice(namespace: String, address: String) throws -> Int {
         try db.withConnection { c in
             try c.run("DELETE FROM devices WHERE namespace = ? AND address = ?", [.text(namespace), .text(address)])
@@ -145,6 +150,7 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// See ``HeraldStore``.
     public func devices(namespace: String?) throws -> [Device] {
         let rows =
             if let namespace {
@@ -156,6 +162,7 @@ public final class SQLiteStore: HeraldStore {
         return try rows.map(SQLiteStore.decodeDevice)
     }
 
+    /// See ``HeraldStore``.
     public func device(namespace: String, deviceId: String, platform: String) throws -> Device? {
         try db.query(
             "SELECT * FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
@@ -165,6 +172,7 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Notifications and outbox
 
+    /// See ``HeraldStore``.
     public func insertNotification(
         _ notification: ChannelAPI.Notification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
     ) throws {
@@ -182,7 +190,8 @@ public final class SQLiteStore: HeraldStore {
             while start < deliveries.count {
                 let slice = deliveries[start..<min(deliveries.count, start + batch)]
                 start += batch
-                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)", count: slice.count).joined(separator: ", ")
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)", count: slice.count).joined(
+                    separator: ", ")
                 var values: [SQLiteValue] = []
                 values.reserveCapacity(slice.count * 10)
                 for d in slice {
@@ -199,8 +208,10 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// See ``HeraldStore``.
     public func notification(id: String) throws -> StoredNotification? {
-        guard let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = ?", [.text(id)]).first
+        guard
+            let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = ?", [.text(id)]).first
         else { return nil }
         guard let body = row.string("body"), let n = try? Notification(jsonText: body),
             let at = SQLiteStore.date(row["created_at"]),
@@ -209,6 +220,7 @@ public final class SQLiteStore: HeraldStore {
         return StoredNotification(notification: n, createdAt: at, steps: steps.compactMap(StepRule.init(json:)))
     }
 
+    /// See ``HeraldStore``.
     public func deliveries(notificationId: String) throws -> [DeliveryRecord] {
         try db.query(
             "SELECT * FROM deliveries WHERE notification_id = ? ORDER BY step, position, device_id, platform",
@@ -216,6 +228,7 @@ public final class SQLiteStore: HeraldStore {
         ).map(SQLiteStore.decodeDelivery)
     }
 
+    /// See ``HeraldStore``.
     public func claimPending(
         notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date
     ) throws -> [DeliveryRecord] {
@@ -235,6 +248,7 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// See ``HeraldStore``.
     public func claimDue(owner: String, until: Date, now: Date, limit: Int) throws -> [DeliveryRecord] {
         try db.transaction { c in
             try c.query(
@@ -254,6 +268,7 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// See ``HeraldStore``.
     public func suppress(deliveryIds: [String], reason: String, now: Date) throws {
         guard !deliveryIds.isEmpty else { return }
         try db.transaction { c in
@@ -265,12 +280,15 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// See ``HeraldStore``.
     public func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
         guard !attempts.isEmpty else { return [] }
         return try db.transaction { c in
             var removed: [Device] = []
             for a in attempts {
-                let details = a.details.isEmpty ? SQLiteValue.null : .text(JSONValue.object(a.details.mapValues { .string($0) }).canonicalString)
+                let details =
+                    a.details.isEmpty
+                    ? SQLiteValue.null : .text(JSONValue.object(a.details.mapValues { .string($0) }).canonicalString)
                 try c.run(
                     """
                     UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, status = ?, reason = ?,
@@ -293,17 +311,24 @@ public final class SQLiteStore: HeraldStore {
                 if a.state == .dead, let r = a.removeDevice {
                     let rows = try c.query(
                         "SELECT * FROM devices WHERE namespace = ? AND device_id = ? AND platform = ? AND (? IS NULL OR address IS ?)",
-                        [.text(r.namespace), .text(r.deviceId), .text(r.platform), SQLiteStore.text(r.address), SQLiteStore.text(r.address)])
+                        [
+                            .text(r.namespace), .text(r.deviceId), .text(r.platform), SQLiteStore.text(r.address),
+                            SQLiteStore.text(r.address),
+                        ])
                     for row in rows { removed.append(try SQLiteStore.decodeDevice(row)) }
                     try c.run(
                         "DELETE FROM devices WHERE namespace = ? AND device_id = ? AND platform = ? AND (? IS NULL OR address IS ?)",
-                        [.text(r.namespace), .text(r.deviceId), .text(r.platform), SQLiteStore.text(r.address), SQLiteStore.text(r.address)])
+                        [
+                            .text(r.namespace), .text(r.deviceId), .text(r.platform), SQLiteStore.text(r.address),
+                            SQLiteStore.text(r.address),
+                        ])
                 }
             }
             return removed
         }
     }
 
+    /// See ``HeraldStore``.
     public func notificationsWithPendingDeliveries(now: Date) throws -> [String] {
         try db.query(
             """
@@ -313,26 +338,31 @@ public final class SQLiteStore: HeraldStore {
         ).compactMap { $0.string("id") }
     }
 
+    /// See ``HeraldStore``.
     public func releaseLeases(ownedBy owners: [String]) throws {
         try db.transaction { c in
             for o in owners {
-                try c.run("UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", [.text(o)])
+                try c.run(
+                    "UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", [.text(o)])
             }
         }
     }
 
+    /// See ``HeraldStore``.
     public func leaseOwners() throws -> [String] {
         try db.query("SELECT DISTINCT lease_owner FROM deliveries WHERE lease_owner IS NOT NULL").compactMap {
             $0.string("lease_owner")
         }
     }
 
+    /// See ``HeraldStore``.
     public func nextDueTime() throws -> Date? {
         try db.query("SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE state = 'retry'").first.flatMap {
             SQLiteStore.date($0["t"])
         }
     }
 
+    /// See ``HeraldStore``.
     public func deliveryCounts() throws -> [DeliveryState: Int] {
         var out: [DeliveryState: Int] = [:]
         for row in try db.query("SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state") {
@@ -343,12 +373,16 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Lifecycle and history
 
+    /// See ``HeraldStore``.
     public func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent {
         try db.transaction { c in
-            guard try c.queryOne("SELECT 1 FROM notifications WHERE id = ?", [.text(event.notificationId)]) != nil else {
+            guard try c.queryOne("SELECT 1 FROM notifications WHERE id = ?", [.text(event.notificationId)]) != nil
+            else {
                 throw StoreError.unknownNotification(event.notificationId)
             }
-            let data = event.actionData.isEmpty ? SQLiteValue.null : .text(JSONValue.object(event.actionData.mapValues { .string($0) }).canonicalString)
+            let data =
+                event.actionData.isEmpty
+                ? SQLiteValue.null : .text(JSONValue.object(event.actionData.mapValues { .string($0) }).canonicalString)
             try c.run(
                 "INSERT INTO events(notification_id, kind, action_id, action_data, device_id, at) VALUES(?, ?, ?, ?, ?, ?)",
                 [
@@ -361,6 +395,7 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// See ``HeraldStore``.
     public func events(notificationId: String) throws -> [LifecycleEvent] {
         try db.query("SELECT * FROM events WHERE notification_id = ? ORDER BY id", [.text(notificationId)]).map { row in
             guard let kind = row.string("kind").flatMap(ChannelEvent.Kind.init(rawValue:)),
@@ -376,6 +411,7 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// See ``HeraldStore``.
     public func history(namespace: String?, id: String?, limit: Int) throws -> [HistoryEntry] {
         var sql = "SELECT id FROM notifications"
         var args: [SQLiteValue] = []
@@ -394,11 +430,13 @@ public final class SQLiteStore: HeraldStore {
         return try db.query(sql, args).compactMap { row -> HistoryEntry? in
             guard let nid = row.string("id"), let stored = try notification(id: nid) else { return nil }
             return HistoryEntry(
-                notification: stored.notification, createdAt: stored.createdAt, deliveries: try deliveries(notificationId: nid),
+                notification: stored.notification, createdAt: stored.createdAt,
+                deliveries: try deliveries(notificationId: nid),
                 events: try events(notificationId: nid))
         }
     }
 
+    /// See ``HeraldStore``.
     public func purge(before date: Date) throws -> Int {
         try db.transaction { c in
             try c.run(
@@ -412,25 +450,33 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Channel state, badges, cooldowns
 
+    /// See ``HeraldStore``.
     public func channelState(_ channel: String) -> any ChannelStateStore {
         SQLiteChannelState(db: db, channel: channel)
     }
 
+    /// See ``HeraldStore``.
     public func addBadgeTag(namespace: String, tag: String, now: Date) throws {
         try db.run(
             "INSERT INTO badge_tags(namespace, tag, at) VALUES(?, ?, ?) ON CONFLICT(namespace, tag) DO UPDATE SET at = excluded.at",
             [.text(namespace), .text(tag), SQLiteStore.ms(now)])
     }
 
+    /// See ``HeraldStore``.
     public func pendingTagCount(namespace: String) throws -> Int {
-        Int(try db.query("SELECT COUNT(*) AS n FROM badge_tags WHERE namespace = ?", [.text(namespace)]).first?.int("n") ?? 0)
+        Int(
+            try db.query("SELECT COUNT(*) AS n FROM badge_tags WHERE namespace = ?", [.text(namespace)]).first?.int("n")
+                ?? 0)
     }
 
+    /// See ``HeraldStore``.
     public func clearBadge(namespace: String) throws {
         try db.run("DELETE FROM badge_tags WHERE namespace = ?", [.text(namespace)])
     }
 
-    public func touchCooldowns(namespace: String, tag: String, keys: [(key: String, window: Duration)], now: Date) throws
+    /// See ``HeraldStore``.
+    public func touchCooldowns(namespace: String, tag: String, keys: [(key: String, window: Duration)], now: Date)
+        throws
         -> Set<String>
     {
         try db.transaction { c in
@@ -439,7 +485,8 @@ public final class SQLiteStore: HeraldStore {
                 let row = try c.queryOne(
                     "SELECT at FROM cooldowns WHERE namespace = ? AND step_key = ? AND tag = ?",
                     [.text(namespace), .text(key), .text(tag)])
-                if let at = row.flatMap({ SQLiteStore.date($0["at"]) }), now.timeIntervalSince(at) < window.timeInterval {
+                if let at = row.flatMap({ SQLiteStore.date($0["at"]) }), now.timeIntervalSince(at) < window.timeInterval
+                {
                     hits.insert(key)
                 } else {
                     try c.run(
@@ -458,7 +505,8 @@ struct SQLiteChannelState: ChannelStateStore {
     let channel: String
 
     func value(forKey key: String) throws -> [UInt8]? {
-        try db.query("SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)]).first?
+        try db.query("SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])
+            .first?
             .blob("value")
     }
 
@@ -475,7 +523,8 @@ struct SQLiteChannelState: ChannelStateStore {
     func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
         try db.transaction { c in
             let current = try c.queryOne(
-                "SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])?.blob("value")
+                "SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])?.blob(
+                    "value")
             let (newValue, result) = try body(current)
             if let newValue {
                 try c.run(

@@ -85,7 +85,9 @@ public struct DeliveryRecord: Sendable, Equatable {
         if let status { o["status"] = .number(Double(status)) }
         if let reason { o["reason"] = .string(reason) }
         if let providerMessageId { o["providerMessageId"] = .string(providerMessageId) }
-        if state == .retry, let n = nextAttemptAt { o["nextAttemptAt"] = .string(ISO8601DateFormatter().string(from: n)) }
+        if state == .retry, let n = nextAttemptAt {
+            o["nextAttemptAt"] = .string(ISO8601DateFormatter().string(from: n))
+        }
         return .object(o)
     }
 }
