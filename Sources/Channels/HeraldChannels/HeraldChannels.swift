@@ -1,6 +1,7 @@
 import ChannelAPI
 import Router
 import SinkChannels
+import WebPushChannel
 
 /// Every built-in channel module, registered in one call.
 ///
@@ -9,8 +10,8 @@ import SinkChannels
 /// registry.register(MyChannel.factory)   // a plugin adds its own type
 /// ```
 public enum HeraldChannels {
-    /// The built-in factories: log, webhook (more as channel modules land).
-    public static let factories: [ChannelFactory] = [LogChannel.factory, WebhookChannel.factory]
+    /// The built-in factories: log, webhook, webpush (more as channel modules land).
+    public static let factories: [ChannelFactory] = [LogChannel.factory, WebhookChannel.factory, WebPushChannel.factory]
 
     /// A registry holding every built-in factory.
     public static var registry: ChannelRegistry { ChannelRegistry(factories) }
