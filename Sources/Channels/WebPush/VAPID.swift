@@ -36,7 +36,8 @@ public enum VAPID {
         let host: String
         if lower.hasPrefix("mailto:") {
             let address = lower.dropFirst("mailto:".count)
-            guard let at = address.lastIndex(of: "@"), at != address.startIndex, address.index(after: at) != address.endIndex
+            guard let at = address.lastIndex(of: "@"), at != address.startIndex,
+                address.index(after: at) != address.endIndex
             else { return "vapid.subject mailto: needs an address like mailto:ops@example.com" }
             host = String(address[address.index(after: at)...].prefix { $0 != "?" })
         } else if lower.hasPrefix("https://") {
@@ -51,7 +52,8 @@ public enum VAPID {
         if bare == "localhost" || bare.hasSuffix(".localhost") || bare.hasPrefix("127.") || bare == "::1"
             || !bare.contains(where: { $0 == "." || $0 == ":" })
         {
-            return "vapid.subject must name a real public contact (\(host) is refused; Apple rejects localhost subjects)"
+            return
+                "vapid.subject must name a real public contact (\(host) is refused; Apple rejects localhost subjects)"
         }
         return nil
     }

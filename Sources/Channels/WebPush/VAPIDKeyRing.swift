@@ -97,14 +97,18 @@ public struct VAPIDKeyRing: Sendable {
             else { throw WebPushError("\(corrupt): key \(i) lacks id, privateKey, publicKey or createdAt") }
             let key: VAPIDKey
             do {
-                key = VAPIDKey(privateKey: try P256PrivateKey(rawRepresentation: try Base64.urlDecode(d)), createdAt: Int64(created))
+                key = VAPIDKey(
+                    privateKey: try P256PrivateKey(rawRepresentation: try Base64.urlDecode(d)),
+                    createdAt: Int64(created))
             } catch {
                 throw WebPushError("\(corrupt): key \(i) is not a valid P-256 private key")
             }
             guard key.applicationServerKey == pub, key.id == id else {
                 throw WebPushError("\(corrupt): key \(i) does not match its public key or id")
             }
-            guard !keys.contains(where: { $0.id == id }) else { throw WebPushError("\(corrupt): duplicate key id \(id)") }
+            guard !keys.contains(where: { $0.id == id }) else {
+                throw WebPushError("\(corrupt): duplicate key id \(id)")
+            }
             keys.append(key)
         }
         return try VAPIDKeyRing(keys: keys)
@@ -112,10 +116,12 @@ public struct VAPIDKeyRing: Sendable {
 
     /// Loads the ring from `state`, creating and storing one key on first use (atomically, so two
     /// processes agree on one key). A corrupt stored value throws and is left untouched.
-    public static func loadOrCreate(from state: any ChannelStateStore, now: Int64) throws(WebPushError) -> VAPIDKeyRing {
+    public static func loadOrCreate(from state: any ChannelStateStore, now: Int64) throws(WebPushError) -> VAPIDKeyRing
+    {
         do {
             if let stored = try state.value(forKey: stateKey) { return try decode(stored) }
-            return try state.update(stateKey) { old throws(WebPushError) -> (newValue: [UInt8]?, result: VAPIDKeyRing) in
+            return try state.update(stateKey) {
+                old throws(WebPushError) -> (newValue: [UInt8]?, result: VAPIDKeyRing) in
                 if let old { return (old, try decode(old)) }
                 let ring = try generate(now: now)
                 return (ring.encoded, ring)
@@ -130,7 +136,8 @@ public struct VAPIDKeyRing: Sendable {
     /// Adds a fresh newest key to the stored ring (creating the ring first if there is none).
     public static func rotate(in state: any ChannelStateStore, now: Int64) throws(WebPushError) -> VAPIDKeyRing {
         do {
-            return try state.update(stateKey) { old throws(WebPushError) -> (newValue: [UInt8]?, result: VAPIDKeyRing) in
+            return try state.update(stateKey) {
+                old throws(WebPushError) -> (newValue: [UInt8]?, result: VAPIDKeyRing) in
                 let ring: VAPIDKeyRing
                 if let old { ring = try decode(old).rotated(now: now) } else { ring = try generate(now: now) }
                 return (ring.encoded, ring)

@@ -140,7 +140,9 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     func prepare(
         _ target: DeliveryTarget, ring: VAPIDKeyRing, payload: [String: JSONValue], headers: [HTTPHeader]
     ) -> Result<(request: HTTPRequest, audience: String, key: VAPIDKey, secrets: [String]), PrepareStop> {
-        guard let device = target.device else { return .failure(.init(.failed(target, reason: "no device to deliver to"))) }
+        guard let device = target.device else {
+            return .failure(.init(.failed(target, reason: "no device to deliver to")))
+        }
         let sub: WebPushSubscription
         do { sub = try WebPushSubscription(device: device, allowHosts: settings.allowHosts) } catch {
             return .failure(.init(.failed(target, reason: "subscription refused: \(error.description)")))
@@ -174,7 +176,9 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         let authorization: (authorization: String, token: String)
         do throws(WebPushError) {
             let ephemeral: P256PrivateKey
-            do { ephemeral = try P256PrivateKey() } catch { throw WebPushError("cannot create an ephemeral key: \(error.message)") }
+            do { ephemeral = try P256PrivateKey() } catch {
+                throw WebPushError("cannot create an ephemeral key: \(error.message)")
+            }
             body = try WebPushEncryptor.encrypt(
                 plaintext, to: sub.key, ephemeralKey: ephemeral, salt: random.bytes(16), paddedLength: recordLength)
             do {
@@ -191,7 +195,8 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
             sub.endpoint, authorization.token, Base64.urlEncode(sub.key.authSecret),
             Base64.urlEncode(sub.key.publicKey.x963Representation),
         ]
-        return .success((HTTPRequest(method: "POST", url: sub.endpoint, headers: all, body: body), audience, key, secrets))
+        return .success(
+            (HTTPRequest(method: "POST", url: sub.endpoint, headers: all, body: body), audience, key, secrets))
     }
 
     /// The last parsed key ring and the stored bytes it came from.
@@ -228,7 +233,9 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         case .delivered:
             return .delivered(target, status: response.status, providerMessageId: response.header("location"))
         case .dead(let reason):
-            log.info("subscription gone", ["deviceId": deviceId, "status": String(response.status), "origin": prepared.audience])
+            log.info(
+                "subscription gone",
+                ["deviceId": deviceId, "status": String(response.status), "origin": prepared.audience])
             return .dead(target, status: response.status, reason: reason)
         case .retry(let reason, let after):
             return .retry(target, status: response.status, reason: reason, retryAfter: after)

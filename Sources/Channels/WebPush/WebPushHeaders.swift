@@ -26,7 +26,9 @@ public enum WebPushHeaders {
     public static func topic(for collapseTag: String?) -> String? {
         guard let tag = collapseTag, !tag.isEmpty else { return nil }
         if tag.utf8.count <= 32, tag.utf8.allSatisfy(isAlphanumeric) { return tag }
-        let hashed = Base64.urlEncode(SHA256.hash(Array(tag.utf8))).filter { $0.isASCII && ($0.isLetter || $0.isNumber) }
+        let hashed = Base64.urlEncode(SHA256.hash(Array(tag.utf8))).filter {
+            $0.isASCII && ($0.isLetter || $0.isNumber)
+        }
         return String(hashed.prefix(32))
     }
 

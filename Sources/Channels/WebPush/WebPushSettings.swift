@@ -37,7 +37,8 @@ public struct WebPushSettings: Sendable, Equatable {
     /// Reads `vapid`, `padding` and `default-ttl` from a channel's config.
     public static func parse(_ config: ChannelConfig) throws(ConfigError) -> WebPushSettings {
         guard let vapid = config.node("vapid") else {
-            throw config.error(at: nil, "channel \(config.name): missing required key 'vapid' ({ subject: \"mailto:…\" })")
+            throw config.error(
+                at: nil, "channel \(config.name): missing required key 'vapid' ({ subject: \"mailto:…\" })")
         }
         var subjectNode: ConfigNode?
         var expirationNode: ConfigNode?
@@ -63,7 +64,9 @@ public struct WebPushSettings: Sendable, Equatable {
         if let p = try config.choice("padding", ["bucket", "none"]), p == "none" { padding = .none }
         var ttl = WebPushHeaders.defaultTTL
         if let d = try config.duration("default-ttl") {
-            guard d <= .seconds(28 * 86_400) else { throw config.error(at: "default-ttl", "default-ttl must be at most 28d") }
+            guard d <= .seconds(28 * 86_400) else {
+                throw config.error(at: "default-ttl", "default-ttl must be at most 28d")
+            }
             ttl = Int(d.components.seconds)
         }
         return WebPushSettings(
