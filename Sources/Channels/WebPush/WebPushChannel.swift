@@ -222,10 +222,9 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         let deviceId = target.device?.deviceId ?? ""
         let response: HTTPResponse
         do { response = try await http.send(prepared.request) } catch {
-            if error.code == .invalidRequest {
-                return .failed(target, reason: "request refused locally: \(error.description)")
-            }
-            return .retry(target, reason: "transport: \(error.description)")
+            let text = Redaction.scrub(error.description, secrets: prepared.secrets)
+            if error.code == .invalidRequest { return .failed(target, reason: "request refused locally: \(text)") }
+            return .retry(target, reason: "transport: \(text)")
         }
         switch WebPushResponse.classify(
             status: response.status, body: response.body, retryAfter: response.header("retry-after"), now: clock.now())
