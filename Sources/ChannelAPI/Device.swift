@@ -149,7 +149,8 @@ extension Device {
                 }
             }
         case "web":
-            try allow(["subscription"])
+            try allow(["subscription", "vapidKeyId"])
+            try optionalString("vapidKeyId")
             guard let sub = o["subscription"]?.objectValue else {
                 throw ValidationError(field: "subscription", "required object {endpoint, keys: {p256dh, auth}}")
             }

@@ -2,6 +2,7 @@ import ChannelAPI
 import Router
 import SinkChannels
 import TelegramChannel
+import WebPushChannel
 
 /// Every built-in channel module, registered in one call.
 ///
@@ -10,9 +11,9 @@ import TelegramChannel
 /// registry.register(MyChannel.factory)   // a plugin adds its own type
 /// ```
 public enum HeraldChannels {
-    /// The built-in factories: log, webhook (more as channel modules land).
+    /// The built-in factories.
     public static let factories: [ChannelFactory] = [
-        LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory,
+        LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory, WebPushChannel.factory,
     ]
 
     /// A registry holding every built-in factory.

@@ -1,0 +1,348 @@
+import ChannelAPI
+import Foundation
+import HeraldCrypto
+import HeraldHTTP
+import RouterTesting
+import Testing
+
+@testable import WebPushChannel
+
+/// A browser-side subscription: the key pair and auth secret a real user agent would hold.
+struct TestSubscriber {
+    let key: P256PrivateKey
+    let auth: [UInt8]
+    let endpoint: String
+
+    init(endpoint: String) throws {
+        key = try P256PrivateKey()
+        auth = SecureRandom.bytes(16)
+        self.endpoint = endpoint
+    }
+
+    func device(_ id: String) -> Device {
+        Device(
+            deviceId: id, platform: "web",
+            fields: [
+                "subscription": [
+                    "endpoint": .string(endpoint),
+                    "keys": [
+                        "p256dh": .string(Base64.urlEncode(key.publicKey.x963Representation)),
+                        "auth": .string(Base64.urlEncode(auth)),
+                    ],
+                ]
+            ])
+    }
+}
+
+struct WebPushHarness {
+    let server: FakeHTTPServer
+    let channel: WebPushChannel
+    let sink: RecordingLogSink
+    let state: InMemoryChannelState
+    let clock: ManualClock
+
+    static func start(state: InMemoryChannelState = InMemoryChannelState(), padding: String = "bucket") async throws
+        -> WebPushHarness
+    {
+        let server = try await FakeHTTPServer.start()
+        let sink = RecordingLogSink()
+        let clock = ManualClock()
+        let context = ChannelContext(
+            name: "webpush", http: try HTTPClient(configuration: .init(caFile: server.caFile)), clock: clock,
+            random: SystemRandom(), logger: ChannelLogger(source: "webpush", sink: sink, clock: clock), state: state)
+        let config = try webPushConfig(
+            #"{type: webpush, vapid: {subject: "mailto:ops@example.com"}, padding: \#(padding)}"#,
+            allowHosts: ["127.0.0.1"])
+        guard let channel = try WebPushChannel.factory.make(config, context) as? WebPushChannel else {
+            throw ValidationError(field: "channel", "factory did not make a WebPushChannel")
+        }
+        try config.finish()
+        return WebPushHarness(server: server, channel: channel, sink: sink, state: state, clock: clock)
+    }
+
+    func register(_ subscriber: TestSubscriber, _ id: String) async throws -> Device {
+        try await channel.validateRegistration(subscriber.device(id))
+    }
+}
+
+func findPython() -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/python3" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// Runs `Scripts/webpush_check.py` (http_ece + PyJWT) on one recorded request.
+func pythonCheck(_ input: JSONValue) throws -> JSONValue {
+    guard let python = findPython() else { throw ValidationError(field: "python3", "not on PATH") }
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Scripts/webpush_check.py")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: python)
+    process.arguments = [script.path]
+    let stdin = Pipe()
+    let stdout = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    try process.run()
+    stdin.fileHandleForWriting.write(Data(input.canonicalBytes))
+    try stdin.fileHandleForWriting.close()
+    let out = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return try JSONValue.parse(Array(out))
+}
+
+@Suite(.serialized) struct WebPushChannelTests {
+    @Test func registrationValidation() async throws {
+        let h = try await WebPushHarness.start()
+        defer { Task { await h.server.stop() } }
+        let good = try TestSubscriber(endpoint: "https://push.example.net/p/abc")
+        let normalised = try await h.channel.validateRegistration(good.device("d"))
+        #expect(normalised.string("vapidKeyId") == (try VAPIDKeyRing.loadOrCreate(from: h.state, now: 0)).newest.id)
+        // Standard base64 keys are accepted and stored as base64url.
+        var std = good.device("d")
+        std.fields["subscription"] = [
+            "endpoint": .string(good.endpoint),
+            "keys": [
+                "p256dh": .string(Base64.encode(good.key.publicKey.x963Representation)),
+                "auth": .string(Base64.encode(good.auth)),
+            ],
+        ]
+        let fixed = try await h.channel.validateRegistration(std)
+        #expect(fixed.fields["subscription"] == normalised.fields["subscription"])
+
+        var offCurve = good.key.publicKey.x963Representation
+        offCurve[64] ^= 1
+        let cases: [(String, JSONValue, String)] = [
+            ("bad point", sub(good.endpoint, Base64.urlEncode(offCurve), good.auth), "subscription.keys.p256dh"),
+            ("short auth", sub(good.endpoint, good.p256dh, Array(good.auth.prefix(15))), "subscription.keys.auth"),
+            ("http", sub("http://push.example.net/p", good.p256dh, good.auth), "subscription.endpoint"),
+            ("private", sub("https://10.1.2.3/p", good.p256dh, good.auth), "subscription.endpoint"),
+            ("loopback", sub("https://localhost/p", good.p256dh, good.auth), "subscription.endpoint"),
+            ("no keys", ["endpoint": .string(good.endpoint)], "subscription.keys"),
+        ]
+        for (name, subscription, field) in cases {
+            var d = good.device("x")
+            d.fields["subscription"] = subscription
+            do {
+                _ = try await h.channel.validateRegistration(d)
+                Issue.record("\(name) accepted")
+            } catch {
+                #expect(error.field == field, "\(name)")
+            }
+        }
+        var unknownKey = good.device("x")
+        unknownKey.fields["vapidKeyId"] = "nope"
+        await #expect(throws: ValidationError.self) { _ = try await h.channel.validateRegistration(unknownKey) }
+        // The allow-listed loopback host is accepted.
+        let local = try TestSubscriber(endpoint: h.server.baseURL + "/push/x")
+        _ = try await h.register(local, "l")
+        // Contract-level validation allows the vapidKeyId field on web devices.
+        _ = try Device(json: normalised.json)
+    }
+
+    func sub(_ endpoint: String, _ p256dh: String, _ auth: [UInt8]) -> JSONValue {
+        ["endpoint": .string(endpoint), "keys": ["p256dh": .string(p256dh), "auth": .string(Base64.urlEncode(auth))]]
+    }
+
+    @Test func vapidKeyPersistsAcrossInstances() async throws {
+        let state = InMemoryChannelState()
+        let a = try await WebPushHarness.start(state: state)
+        let b = try await WebPushHarness.start(state: state)
+        defer {
+            Task {
+                await a.server.stop()
+                await b.server.stop()
+            }
+        }
+        let key = try a.channel.applicationServerKey()
+        #expect(try b.channel.applicationServerKey() == key)
+        #expect(try Base64.urlDecode(key).count == 65)
+        let rotated = try b.channel.rotateApplicationServerKey()
+        #expect(rotated != key)
+        #expect(try a.channel.applicationServerKey() == rotated)
+        #expect(try a.channel.vapidKeys().map(\.applicationServerKey) == [key, rotated])
+    }
+
+    @Test func deliversAndPythonDecrypts() async throws {
+        let h = try await WebPushHarness.start()
+        defer { Task { await h.server.stop() } }
+        try await h.server.route("/push/", [FakeHTTPResponse(status: 201, headers: ["location": "/m/1"])])
+        let subscriber = try TestSubscriber(endpoint: h.server.baseURL + "/push/abc")
+        let device = try await h.register(subscriber, "laptop")
+        let n = Notification(
+            id: "n-1", type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
+            severity: .warning, url: "/sessions/5f0c", tag: "permission-5f0c", data: ["sessionId": "5f0c"],
+            actions: [NotificationAction(id: "approve", title: "Allow")], ttl: 0, web: ["icon": "/i.png"])
+        let results = await h.channel.deliver(
+            DeliveryRequest(notification: n, targets: [DeliveryTarget(device: device, deliveryId: "x1")]))
+        #expect(results.count == 1)
+        #expect(results.first?.outcome == .delivered)
+        #expect(results.first?.status == 201)
+        #expect(results.first?.providerMessageId == "/m/1")
+        let requests = try await h.server.requests()
+        let r = try #require(requests.first)
+        #expect(r.method == "POST" && r.path == "/push/abc")
+        #expect(r.header("ttl") == "0")
+        #expect(r.header("urgency") == "high")
+        #expect(r.header("topic") == WebPushHeaders.topic(for: "permission-5f0c"))
+        #expect(r.header("content-encoding") == "aes128gcm")
+        #expect(r.header("content-type") == "application/octet-stream")
+        #expect(r.header("crypto-key") == nil && r.header("encryption") == nil)
+        let authorization = try #require(r.header("authorization"))
+        #expect(authorization.hasPrefix("vapid t="))
+
+        // Our own decryptor and JWS verifier.
+        let plain = try ECEDecryptor.decryptWebPush(
+            r.body, subscriberPrivateKey: subscriber.key, authSecret: subscriber.auth)
+        let payload = try JSONValue.parse(plain)
+        #expect(plain.count > 256 && plain.count < 511)
+        #expect(r.body.count == 86 + 512 + 16)  // padded to the second 256-byte bucket
+        #expect(payload["id"] == "n-1" && payload["deviceId"] == "laptop" && payload["icon"] == "/i.png")
+
+        // http_ece and PyJWT.
+        let check = try pythonCheck([
+            "body": .string(Base64.urlEncode(r.body)),
+            "privateKey": .string(Base64.urlEncode(subscriber.key.rawRepresentation)),
+            "auth": .string(Base64.urlEncode(subscriber.auth)), "authorization": .string(authorization),
+            "audience": .string(h.server.baseURL),
+        ])
+        #expect(check["error"] == nil, "\(check)")
+        #expect(try JSONValue.parse(check["plaintext"]?.stringValue ?? "") == payload)
+        #expect(check["header"] == ["typ": "JWT", "alg": "ES256"])
+        #expect(check["claims"]?["aud"]?.stringValue == h.server.baseURL)
+        #expect(check["claims"]?["sub"]?.stringValue == "mailto:ops@example.com")
+        let exp = try #require(check["claims"]?["exp"]?.intValue)
+        let now = Int(h.clock.now().secondsSince1970)
+        #expect(exp == now + 43_200)
+        #expect(check["k"]?.stringValue == (try h.channel.applicationServerKey()))
+    }
+
+    @Test func statusPolicy() async throws {
+        let h = try await WebPushHarness.start()
+        defer { Task { await h.server.stop() } }
+        let statuses: [(Int, [String: String], String, DeliveryOutcome)] = [
+            (201, [:], "", .delivered), (202, [:], "", .delivered),
+            (404, [:], #"{"code":404,"errno":102,"error":"Not Found","message":"invalid token"}"#, .dead),
+            (410, [:], #"{"code":410,"errno":103,"error":"Gone","message":"expired"}"#, .dead),
+            (429, ["retry-after": "120"], "", .retry), (500, [:], "", .retry), (503, [:], "", .retry),
+            (413, [:], #"{"errno":104}"#, .failed), (400, [:], #"{"errno":111}"#, .failed),
+            (401, [:], #"{"errno":109}"#, .failed), (403, [:], #"{"reason":"BadJwtToken"}"#, .failed),
+        ]
+        var devices: [Device] = []
+        var subscribers: [String: TestSubscriber] = [:]
+        for (status, headers, body, _) in statuses {
+            try await h.server.route(
+                "/s\(status)/", [FakeHTTPResponse(status: status, headers: headers, body: Array(body.utf8))])
+            let s = try TestSubscriber(endpoint: h.server.baseURL + "/s\(status)/secret-path-\(status)")
+            subscribers["d\(status)"] = s
+            devices.append(try await h.register(s, "d\(status)"))
+        }
+        let n = Notification(title: "hi", body: "there")
+        let results = await h.channel.deliver(
+            DeliveryRequest(
+                notification: n, targets: devices.map { DeliveryTarget(device: $0, deliveryId: "id-\($0.deviceId)") }))
+        #expect(results.count == statuses.count)
+        for (status, _, _, outcome) in statuses {
+            let r = try #require(results.first { $0.deviceId == "d\(status)" })
+            #expect(r.outcome == outcome, "\(status)")
+            #expect(r.status == status)
+        }
+        #expect(results.first { $0.deviceId == "d429" }?.retryAfter == .seconds(120))
+        #expect(results.first { $0.deviceId == "d410" }?.reason?.contains("errno 103") == true)
+        #expect(results.first { $0.deviceId == "d403" }?.reason?.contains("BadJwtToken") == true)
+        // 400/401/403 are logged at error level, without secrets.
+        let errors = h.sink.all.filter { $0.level == .error }
+        #expect(errors.count == 3)
+        let text = h.sink.text
+        let requests = try await h.server.requests()
+        for r in requests {
+            let auth = r.header("authorization") ?? "missing"
+            let token = String(auth.dropFirst("vapid t=".count).prefix { $0 != "," })
+            #expect(!text.contains(token))
+            #expect(!text.contains(r.path))
+        }
+        for s in subscribers.values {
+            #expect(!text.contains(Base64.urlEncode(s.auth)))
+            #expect(!text.contains(Base64.urlEncode(s.key.publicKey.x963Representation)))
+            #expect(!text.contains("secret-path"))
+        }
+        // One token per origin and key: every request carried the same cached JWT.
+        #expect(Set(requests.compactMap { $0.header("authorization") }).count == 1)
+    }
+
+    @Test func transportErrorRetriesAndTooLargeFails() async throws {
+        let h = try await WebPushHarness.start()
+        defer { Task { await h.server.stop() } }
+        let closed = try TestSubscriber(endpoint: "https://127.0.0.1:1/push/x")
+        let device = try await h.register(closed, "c")
+        let r1 = await h.channel.deliver(
+            DeliveryRequest(
+                notification: Notification(title: "t"), targets: [DeliveryTarget(device: device, deliveryId: "1")]))
+        #expect(r1.first?.outcome == .retry)
+        let big = Notification(title: "t", body: String(repeating: "x", count: 4000))
+        let r2 = await h.channel.deliver(
+            DeliveryRequest(notification: big, targets: [DeliveryTarget(device: device, deliveryId: "2")]))
+        #expect(r2.first?.outcome == .failed)
+        #expect(r2.first?.reason?.contains("exceeds") == true)
+        #expect(try await h.server.requests().isEmpty)
+    }
+
+    @Test func endpointPolicyCheckedBeforeSending() async throws {
+        let h = try await WebPushHarness.start()
+        defer { Task { await h.server.stop() } }
+        // A device stored earlier (or under another allow-list) pointing at a private host.
+        let s = try TestSubscriber(endpoint: "https://192.168.1.5/push/x")
+        let r = await h.channel.deliver(
+            DeliveryRequest(
+                notification: Notification(title: "t"),
+                targets: [DeliveryTarget(device: s.device("p"), deliveryId: "1")]))
+        #expect(r.first?.outcome == .failed)
+        #expect(r.first?.reason?.contains("subscription.endpoint") == true)
+    }
+
+    @Test func rotationKeepsOldSubscriptionsOnTheirKey() async throws {
+        let h = try await WebPushHarness.start()
+        defer { Task { await h.server.stop() } }
+        try await h.server.route("/push/", [FakeHTTPResponse(status: 201)])
+        let oldKey = try h.channel.applicationServerKey()
+        let before = try await h.register(try TestSubscriber(endpoint: h.server.baseURL + "/push/old"), "old")
+        let newKey = try h.channel.rotateApplicationServerKey()
+        let after = try await h.register(try TestSubscriber(endpoint: h.server.baseURL + "/push/new"), "new")
+        #expect(before.string("vapidKeyId") != after.string("vapidKeyId"))
+        let results = await h.channel.deliver(
+            DeliveryRequest(
+                notification: Notification(title: "t"),
+                targets: [
+                    DeliveryTarget(device: before, deliveryId: "1"), DeliveryTarget(device: after, deliveryId: "2"),
+                ]))
+        #expect(results.allSatisfy { $0.outcome == .delivered })
+        let requests = try await h.server.requests()
+        func k(_ path: String) -> String? {
+            requests.first { $0.path == path }?.header("authorization")?.split(separator: "k=").last.map(String.init)
+        }
+        #expect(k("/push/old") == oldKey)
+        #expect(k("/push/new") == newKey)
+    }
+
+    @Test func corruptKeysFailLoudly() async throws {
+        let state = InMemoryChannelState()
+        try state.setValue(Array("garbage".utf8), forKey: VAPIDKeyRing.stateKey)
+        let h = try await WebPushHarness.start(state: state)
+        defer { Task { await h.server.stop() } }
+        let s = try TestSubscriber(endpoint: h.server.baseURL + "/push/x")
+        let r = await h.channel.deliver(
+            DeliveryRequest(
+                notification: Notification(title: "t"),
+                targets: [DeliveryTarget(device: s.device("a"), deliveryId: "1")]))
+        #expect(r.first?.outcome == .failed)
+        #expect(r.first?.reason?.contains("corrupt") == true)
+        #expect(throws: (any Error).self) { _ = try h.channel.applicationServerKey() }
+        await #expect(throws: ValidationError.self) { _ = try await h.channel.validateRegistration(s.device("a")) }
+        #expect(try state.value(forKey: VAPIDKeyRing.stateKey) == Array("garbage".utf8))
+        #expect(h.sink.all.contains { $0.level == .error && $0.message.contains("VAPID") })
+        #expect(try await h.server.requests().isEmpty)
+    }
+}
+
+extension TestSubscriber {
+    var p256dh: String { Base64.urlEncode(key.publicKey.x963Representation) }
+}

@@ -1,0 +1,142 @@
+import ChannelAPI
+import Foundation
+import HeraldCrypto
+import HeraldYAML
+import RouterTesting
+import Testing
+
+@testable import WebPushChannel
+
+func webPushConfig(_ yaml: String, allowHosts: [String] = []) throws -> ChannelConfig {
+    guard let root = try YAMLParser.parse(yaml) else { throw ValidationError(field: "yaml", "empty") }
+    let node = ConfigNode(yaml: root, file: "test.yaml", environment: [:], baseDirectory: "/tmp")
+    return try ChannelConfig(name: "webpush", node: node, ignoring: ["type"], allowHosts: allowHosts)
+}
+
+@Suite struct WebPushUnitTests {
+    @Test func topicRules() {
+        #expect(WebPushHeaders.topic(for: nil) == nil)
+        #expect(WebPushHeaders.topic(for: "session5f0c") == "session5f0c")
+        #expect(WebPushHeaders.topic(for: String(repeating: "a", count: 32)) == String(repeating: "a", count: 32))
+        for tag in ["permission-5f0c", String(repeating: "a", count: 33), "tag with space", "ümlaut"] {
+            let t = WebPushHeaders.topic(for: tag)
+            #expect(t != nil)
+            #expect((t?.count ?? 0) <= 32 && (t?.count ?? 0) >= 20)
+            #expect(t?.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } == true)
+            #expect(WebPushHeaders.topic(for: tag) == t)  // stable
+        }
+        #expect(WebPushHeaders.topic(for: "permission-5f0c") != WebPushHeaders.topic(for: "permission-5f0d"))
+    }
+
+    @Test func urgencyTable() {
+        #expect(WebPushHeaders.urgency(priority: nil, severity: nil) == "normal")
+        #expect(WebPushHeaders.urgency(priority: .high, severity: .info) == "high")
+        #expect(WebPushHeaders.urgency(priority: nil, severity: .error) == "high")
+        #expect(WebPushHeaders.urgency(priority: .normal, severity: .warning) == "high")
+        #expect(WebPushHeaders.urgency(priority: .low, severity: .info) == "low")
+        #expect(WebPushHeaders.urgency(priority: .low, severity: .error) == "high")
+        #expect(WebPushHeaders.urgency(priority: .normal, severity: .success) == "normal")
+    }
+
+    @Test func ttlRules() {
+        #expect(WebPushHeaders.ttl(nil) == 86_400)
+        #expect(WebPushHeaders.ttl(0) == 0)
+        #expect(WebPushHeaders.ttl(3600, fallback: 60) == 3600)
+        #expect(WebPushHeaders.ttl(nil, fallback: 60) == 60)
+    }
+
+    @Test func paddingBuckets() {
+        let p = WebPushPadding.default
+        #expect(p.recordLength(forPayload: 0) == 256)
+        #expect(p.recordLength(forPayload: 255) == 256)
+        #expect(p.recordLength(forPayload: 256) == 512)
+        #expect(p.recordLength(forPayload: 3839) == 3840)
+        #expect(p.recordLength(forPayload: 3840) == 3994)
+        #expect(p.recordLength(forPayload: 3993) == 3994)
+        #expect(p.recordLength(forPayload: 3994) == nil)
+        #expect(WebPushPadding.none.recordLength(forPayload: 41) == 42)
+        #expect(WebPushPadding.none.recordLength(forPayload: 3994) == nil)
+    }
+
+    @Test func responseClassification() {
+        let now = Date(timeIntervalSince1970: 0)
+        #expect(WebPushResponse.classify(status: 201, body: [], retryAfter: nil, now: now) == .delivered)
+        #expect(WebPushResponse.classify(status: 202, body: [], retryAfter: nil, now: now) == .delivered)
+        let gone = Array(
+            #"{"code":410,"errno":103,"error":"Gone","message":"Request did not validate expired subscription","more_info":"x"}"#
+                .utf8)
+        #expect(
+            WebPushResponse.classify(status: 410, body: gone, retryAfter: nil, now: now)
+                == .dead(
+                    reason: "push service answered 410: errno 103: Gone: Request did not validate expired subscription")
+        )
+        guard case .dead = WebPushResponse.classify(status: 404, body: [], retryAfter: nil, now: now) else {
+            Issue.record("404 is dead")
+            return
+        }
+        #expect(
+            WebPushResponse.classify(status: 429, body: [], retryAfter: "120", now: now)
+                == .retry(reason: "push service answered 429", after: .seconds(120)))
+        #expect(
+            WebPushResponse.classify(status: 503, body: Array("busy\n".utf8), retryAfter: nil, now: now)
+                == .retry(reason: "push service answered 503: busy", after: nil))
+        #expect(
+            WebPushResponse.classify(
+                status: 403, body: Array(#"{"reason":"BadJwtToken"}"#.utf8), retryAfter: nil, now: now)
+                == .failed(reason: "push service answered 403: BadJwtToken", isConfigProblem: true))
+        guard case .failed(_, false) = WebPushResponse.classify(status: 413, body: [], retryAfter: nil, now: now) else {
+            Issue.record("413 is failed")
+            return
+        }
+        // Odd bodies never crash the parser.
+        for body in [#"{"errno":"x","code":null}"#, "[1,2]", "\u{1}\u{2}", #"{"errno":99999}"#] {
+            _ = WebPushResponse.describe(status: 400, body: Array(body.utf8))
+        }
+        #expect(
+            WebPushResponse.describe(status: 400, body: Array(#"{"errno":99999}"#.utf8))
+                == "push service answered 400: errno 99999")
+    }
+
+    @Test func payloadShape() throws {
+        let n = Notification(
+            id: "n1", type: "permission-request", title: "T", body: "B", severity: .warning, url: "/s/1",
+            data: ["sessionId": "5f0c"], actions: [NotificationAction(id: "approve", title: "Allow")], badge: 3,
+            web: ["icon": "/icon.png", "other": "x"])
+        let o = try JSONValue.parse(WebPushPayload.bytes(WebPushPayload.object(for: n, badge: n.badge), deviceId: "d1"))
+        #expect(
+            o == [
+                "id": "n1", "type": "permission-request", "title": "T", "body": "B", "severity": "warning",
+                "url": "/s/1", "tag": "permission-request-5f0c", "data": ["sessionId": "5f0c"],
+                "actions": [["action": "approve", "title": "Allow"]], "badge": 3, "icon": "/icon.png",
+                "deviceId": "d1",
+            ])
+    }
+
+    @Test func configParsing() throws {
+        let s = try WebPushSettings.parse(
+            webPushConfig(
+                #"{type: webpush, vapid: {subject: "mailto:ops@example.com", expiration: 6h}, padding: none, default-ttl: 1h}"#,
+                allowHosts: ["127.0.0.1"]))
+        #expect(s.subject == "mailto:ops@example.com")
+        #expect(s.expiration == .seconds(21_600))
+        #expect(s.padding == .none)
+        #expect(s.defaultTTL == 3600)
+        #expect(s.allowHosts == ["127.0.0.1"])
+        let d = try WebPushSettings.parse(webPushConfig(#"{vapid: {subject: "https://example.com"}}"#))
+        #expect(d.expiration == .seconds(43_200) && d.padding == .bucket(256) && d.defaultTTL == 86_400)
+        for bad in [
+            "{padding: none}", "{vapid: {}}", #"{vapid: {subject: "mailto:x@localhost"}}"#,
+            #"{vapid: {subject: "mailto: <ops@example.com>"}}"#,
+            #"{vapid: {subject: "mailto:o@example.com", expiration: 25h}}"#,
+            #"{vapid: {subject: "mailto:o@example.com", keys: []}}"#,
+            #"{vapid: {subject: "mailto:o@example.com"}, padding: big}"#,
+            #"{vapid: {subject: "mailto:o@example.com"}, default-ttl: 40d}"#,
+        ] {
+            #expect(throws: ConfigError.self, "\(bad)") { _ = try WebPushSettings.parse(webPushConfig(bad)) }
+        }
+        let e = #expect(throws: ConfigError.self) {
+            _ = try WebPushSettings.parse(webPushConfig("{\n  vapid: {subject: \"https://localhost\"}}"))
+        }
+        #expect(e?.description.hasPrefix("test.yaml:2:") == true)
+    }
+}
