@@ -1,4 +1,5 @@
 import ChannelAPI
+import FCMChannel
 import Router
 import SinkChannels
 
@@ -10,7 +11,10 @@ import SinkChannels
 /// ```
 public enum HeraldChannels {
     /// The built-in factories: log, webhook (more as channel modules land).
-    public static let factories: [ChannelFactory] = [LogChannel.factory, WebhookChannel.factory]
+    public static let factories: [ChannelFactory] = [
+        LogChannel.factory, WebhookChannel.factory,
+        FCMChannel.factory,
+    ]
 
     /// A registry holding every built-in factory.
     public static var registry: ChannelRegistry { ChannelRegistry(factories) }
