@@ -104,25 +104,35 @@ public struct FCMChannel: Channel {
             return targets.map { .failed($0, reason: error.message) }
         }
         for w in prepared.warnings { logger.warning(w, ["notification": request.notification.id]) }
+        // Build every body first: what FCM would refuse (too large, bad pushKey) fails without a request.
+        var results: [DeliveryResult] = []
+        var ready: [(DeliveryTarget, [UInt8])] = []
+        ready.reserveCapacity(targets.count)
+        for target in targets {
+            switch body(for: target, prepared) {
+            case .success(let b): ready.append((target, b))
+            case .failure(let r): results.append(r)
+            }
+        }
+        guard !ready.isEmpty else { return results }
         let token: FCMAccessToken
         switch await tokens.token() {
         case .success(let t): token = t
-        case .failure(let e): return targets.map { FCMChannel.result(for: e, $0) }
+        case .failure(let e): return results + ready.map { FCMChannel.result(for: e, $0.0) }
         }
         return await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
-            var results: [DeliveryResult] = []
             results.reserveCapacity(targets.count)
             var next = 0
-            while next < targets.count, next < FCMChannel.maximumInFlight {
-                let t = targets[next]
-                group.addTask { await self.send(t, prepared, token: token) }
+            while next < ready.count, next < FCMChannel.maximumInFlight {
+                let (t, b) = ready[next]
+                group.addTask { await self.send(t, body: b, token: token) }
                 next += 1
             }
             while let r = await group.next() {
                 results.append(r)
-                if next < targets.count {
-                    let t = targets[next]
-                    group.addTask { await self.send(t, prepared, token: token) }
+                if next < ready.count {
+                    let (t, b) = ready[next]
+                    group.addTask { await self.send(t, body: b, token: token) }
                     next += 1
                 }
             }
@@ -130,29 +140,37 @@ public struct FCMChannel: Channel {
         }
     }
 
-    /// One device: build, post, classify; on 401 refresh the token and try once more.
-    func send(_ target: DeliveryTarget, _ prepared: FCMMessageBuilder.Prepared, token: FCMAccessToken) async
-        -> DeliveryResult
-    {
+    /// A request body, or the result that replaces sending it.
+    enum Built {
+        case success([UInt8])
+        case failure(DeliveryResult)
+    }
+
+    /// The request body for one target, or the `failed` result saying why there is none.
+    func body(for target: DeliveryTarget, _ prepared: FCMMessageBuilder.Prepared) -> Built {
         guard let device = target.device, let deviceToken = device.token, !deviceToken.isEmpty else {
-            return .failed(target, reason: "device has no FCM token")
+            return .failure(DeliveryResult.failed(target, reason: "device has no FCM token"))
         }
         var pushKey: [UInt8]?
         if builder.encryption == .hapiV1, let s = device.string("pushKey") {
             guard let key = try? Base64.decode(s), key.count == 32 else {
-                return .failed(target, reason: "pushKey is not base64 of exactly 32 bytes")
+                return .failure(DeliveryResult.failed(target, reason: "pushKey is not base64 of exactly 32 bytes"))
             }
             pushKey = key
         }
-        let body: [UInt8]
-        do {
-            body = try builder.body(
-                prepared, token: deviceToken, platform: device.platform, deliveryId: target.deliveryId,
-                pushKey: pushKey, nonce: pushKey == nil ? [] : random.bytes(12)
-            ).canonicalBytes
+        do throws(FCMPayloadError) {
+            return .success(
+                try builder.body(
+                    prepared, token: deviceToken, platform: device.platform, deliveryId: target.deliveryId,
+                    pushKey: pushKey, nonce: pushKey == nil ? [] : random.bytes(12)
+                ).canonicalBytes)
         } catch {
-            return .failed(target, reason: error.message)
+            return .failure(DeliveryResult.failed(target, reason: error.message))
         }
+    }
+
+    /// One device: post, classify; on 401 refresh the token and try once more.
+    func send(_ target: DeliveryTarget, body: [UInt8], token: FCMAccessToken) async -> DeliveryResult {
         var current = token
         var refreshed = false
         while true {
