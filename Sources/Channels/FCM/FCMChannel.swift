@@ -141,13 +141,15 @@ public struct FCMChannel: Channel {
     }
 
     /// A request body, or the result that replaces sending it.
-    enum Built {
+    public enum Built: Sendable {
+        /// The JSON body to post.
         case success([UInt8])
+        /// The result to report instead (the payload was refused locally).
         case failure(DeliveryResult)
     }
 
     /// The request body for one target, or the `failed` result saying why there is none.
-    func body(for target: DeliveryTarget, _ prepared: FCMMessageBuilder.Prepared) -> Built {
+    public func body(for target: DeliveryTarget, _ prepared: FCMMessageBuilder.Prepared) -> Built {
         guard let device = target.device, let deviceToken = device.token, !deviceToken.isEmpty else {
             return .failure(DeliveryResult.failed(target, reason: "device has no FCM token"))
         }
@@ -159,6 +161,11 @@ public struct FCMChannel: Channel {
             pushKey = key
         }
         do throws(FCMPayloadError) {
+            if pushKey == nil {
+                return .success(
+                    try builder.plainBody(
+                        prepared, token: deviceToken, platform: device.platform, deliveryId: target.deliveryId))
+            }
             return .success(
                 try builder.body(
                     prepared, token: deviceToken, platform: device.platform, deliveryId: target.deliveryId,

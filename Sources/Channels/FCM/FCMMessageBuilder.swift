@@ -53,6 +53,31 @@ public struct FCMMessageBuilder: Sendable {
         public var plaintext: [UInt8]?
         /// Ignored `android` keys, to log.
         public var warnings: [String]
+        /// Pre-serialised pieces for ``FCMMessageBuilder/plainBody(_:token:platform:deliveryId:)``: the
+        /// common data members (canonical JSON without the braces), the `android` object for devices
+        /// without and with `direct_boot_ok`, the `notification` block.
+        var dataMembers: [UInt8] = []
+        var androidBytes: [UInt8] = []
+        var androidWearBytes: [UInt8] = []
+        var notificationBytes: [UInt8]?
+        /// ``FCMMessageBuilder/payloadSize(data:notificationBlock:)`` of the common parts.
+        var commonSize = 0
+
+        mutating func serialise() {
+            let d = JSONValue.object(data.mapValues { .string($0) }).canonicalBytes
+            dataMembers = Array(d.dropFirst().dropLast())
+            androidBytes = androidObject(platform: "phone").canonicalBytes
+            androidWearBytes = androidObject(platform: "wear").canonicalBytes
+            notificationBytes = notificationBlock.map { JSONValue.object($0).canonicalBytes }
+            commonSize = FCMMessageBuilder.payloadSize(data: data, notificationBlock: notificationBlock)
+        }
+
+        /// The `android` object for a device of `platform` (`direct_boot_ok` for wear unless overridden).
+        func androidObject(platform: String) -> JSONValue {
+            var a = android
+            if let d = directBootOK ?? (platform == "wear" ? true : nil) { a["direct_boot_ok"] = .bool(d) }
+            return .object(a)
+        }
     }
 
     /// Validates a notification and computes its device-independent parts.
@@ -89,9 +114,11 @@ public struct FCMMessageBuilder: Sendable {
             block = b
             if !options.display.isEmpty { android["notification"] = .object(options.display) }
         }
-        return Prepared(
+        var prepared = Prepared(
             data: data, android: android, directBootOK: options.directBootOK, notificationBlock: block,
             plaintext: encryption == .hapiV1 ? HapiPayload.plaintext(for: n) : nil, warnings: options.warnings)
+        prepared.serialise()
+        return prepared
     }
 
     /// The data map one device gets: the plain map plus ``deliveryIdKey``, or for an encrypted device
@@ -133,12 +160,48 @@ public struct FCMMessageBuilder: Sendable {
                 "payload is \(size) bytes, over FCM's \(FCMMessageBuilder.maximumPayloadBytes)-byte limit (data keys + values)"
             )
         }
-        var android = prepared.android
-        if let d = prepared.directBootOK ?? (platform == "wear" ? true : nil) { android["direct_boot_ok"] = .bool(d) }
         var message: [String: JSONValue] = [
-            "token": .string(token), "data": .object(data.mapValues { .string($0) }), "android": .object(android),
+            "token": .string(token), "data": .object(data.mapValues { .string($0) }),
+            "android": prepared.androidObject(platform: platform),
         ]
         if let block = prepared.notificationBlock { message["notification"] = .object(block) }
         return .object(["message": .object(message)])
+    }
+
+    /// The same message as ``body(_:token:platform:deliveryId:pushKey:nonce:)`` for a device without
+    /// encryption, as bytes spliced from the pieces serialised once in ``prepare(_:)`` (members in a
+    /// different order; equal JSON). This is the fan-out path: only the token and delivery id are
+    /// serialised per device.
+    /// - Throws: ``FCMPayloadError`` when the payload exceeds 4096 bytes.
+    public func plainBody(_ prepared: Prepared, token: String, platform: String, deliveryId: String)
+        throws(FCMPayloadError) -> [UInt8]
+    {
+        let key = FCMMessageBuilder.deliveryIdKey
+        let size = prepared.commonSize + key.utf8.count + deliveryId.utf8.count
+        guard size <= FCMMessageBuilder.maximumPayloadBytes else {
+            throw FCMPayloadError(
+                "payload is \(size) bytes, over FCM's \(FCMMessageBuilder.maximumPayloadBytes)-byte limit (data keys + values)"
+            )
+        }
+        let android = platform == "wear" ? prepared.androidWearBytes : prepared.androidBytes
+        var out: [UInt8] = []
+        out.reserveCapacity(prepared.dataMembers.count + android.count + token.utf8.count + 160)
+        out += Array(#"{"message":{"android":"#.utf8)
+        out += android
+        out += Array(#","data":{"#.utf8)
+        out += prepared.dataMembers
+        if !prepared.dataMembers.isEmpty { out.append(UInt8(ascii: ",")) }
+        out += JSONValue.string(key).canonicalBytes
+        out.append(UInt8(ascii: ":"))
+        out += JSONValue.string(deliveryId).canonicalBytes
+        out.append(UInt8(ascii: "}"))
+        if let n = prepared.notificationBytes {
+            out += Array(#","notification":"#.utf8)
+            out += n
+        }
+        out += Array(#","token":"#.utf8)
+        out += JSONValue.string(token).canonicalBytes
+        out += Array("}}".utf8)
+        return out
     }
 }

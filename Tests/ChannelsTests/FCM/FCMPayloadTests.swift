@@ -202,6 +202,27 @@ struct FCMPayloadTests {
         #expect(wear["message"]?["android"]?["direct_boot_ok"] == true)
     }
 
+    @Test("The spliced fan-out body is the same JSON as the built one")
+    func plainBodyMatches() throws {
+        let notes = [
+            ChannelAPI.Notification.sample(), .sample(ttl: nil, priority: nil),
+            .sample(android: ["direct_boot_ok": false, "channel_id": "c", "color": "#000000"]),
+            ChannelAPI.Notification(id: "n", title: "t \"quoted\" \u{1F600}\n", data: ["k\u{0}": "v\\"]),
+        ]
+        for display in FCMDisplay.allCases {
+            let builder = FCMMessageBuilder(display: display)
+            for n in notes {
+                let p = try builder.prepare(n)
+                for platform in ["phone", "wear"] {
+                    let spliced = try builder.plainBody(p, token: "tok\"en", platform: platform, deliveryId: "d/1")
+                    let built = try builder.body(
+                        p, token: "tok\"en", platform: platform, deliveryId: "d/1", pushKey: nil, nonce: [])
+                    #expect(try JSONValue.parse(spliced) == built)
+                }
+            }
+        }
+    }
+
     @Test("Reserved data keys are refused before sending")
     func reservedKeys() {
         for key in ["from", "google.x", "gcm.notification", "message_type"] {
@@ -222,10 +243,14 @@ struct FCMPayloadTests {
         #expect(throws: Never.self) {
             try builder.body(ok, token: "t", platform: "phone", deliveryId: "d", pushKey: nil, nonce: [])
         }
+        #expect(throws: Never.self) { try builder.plainBody(ok, token: "t", platform: "phone", deliveryId: "d") }
         n.data = ["pad": String(repeating: "a", count: 4096 - used - 2)]
         let over = try builder.prepare(n)
         #expect(throws: FCMPayloadError.self) {
             try builder.body(over, token: "t", platform: "phone", deliveryId: "d", pushKey: nil, nonce: [])
+        }
+        #expect(throws: FCMPayloadError.self) {
+            try builder.plainBody(over, token: "t", platform: "phone", deliveryId: "d")
         }
     }
 
