@@ -6,8 +6,9 @@
 #   scripts/bench-fcm.sh                      # N=10000 devices, REPEAT=3 interleaved runs, BATCHES="10000 500"
 #   N=20000 REPEAT=5 BATCHES=500 scripts/bench-fcm.sh
 #
-# BATCHES: targets per deliver() call (the router hands at most 500); batches run concurrently, each
-# keeping at most 100 requests in flight. The floor and h2load use 100 streams over 1 connection.
+# BATCHES: targets per deliver() call (the router's executor hands chunks of at most 500, one after
+# another); batches run one after another, each keeping at most 100 requests in flight.
+# The floor and h2load use 100 streams over 1 connection.
 # Needs `herald-bench fcm ENDPOINT CAFILE SERVICE_ACCOUNT N BATCH` (FCMBench.run wired into main.swift) and
 # scripts/bench/sink.sh (from the HTTP helper's branch `http`; taken from git when not in the tree).
 set -euo pipefail

@@ -13,7 +13,8 @@ enum FCMBench {
     ///   - caFile: The sink's CA certificate (PEM).
     ///   - serviceAccount: Path of a service-account JSON whose `token_uri` points at the sink.
     ///   - devices: Number of devices.
-    ///   - batch: Targets per `deliver` call (the router hands at most 500); batches run concurrently.
+    ///   - batch: Targets per `deliver` call (the router hands at most 500, one chunk
+    ///     after another); batches run one after another.
     /// - Returns: One JSON line: `devices`, `batch`, `delivered`, `seconds`, `rps`, `connections`,
     ///   `token_requests`, `build_ms` (building every body alone, before the timed run), `body_bytes` (mean),
     ///   `peak_rss_kb`, and the first non-delivered reason when there is one.
@@ -57,14 +58,9 @@ enum FCMBench {
             Double(buildElapsed.components.attoseconds) / 1e15 + Double(buildElapsed.components.seconds) * 1000
 
         let started = ContinuousClock.now
-        let results = await withTaskGroup(of: [DeliveryResult].self) { group in
-            for b in batches {
-                group.addTask { await channel.deliver(DeliveryRequest(notification: notification, targets: b)) }
-            }
-            var all: [DeliveryResult] = []
-            for await r in group { all += r }
-            return all
-        }
+        // One batch after another, as the router's executor hands them (chunks of at most 500).
+        var results: [DeliveryResult] = []
+        for b in batches { results += await channel.deliver(DeliveryRequest(notification: notification, targets: b)) }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let delivered = results.filter { $0.outcome == .delivered }.count
