@@ -134,8 +134,9 @@ extension Device {
         }
         switch platform {
         case "phone", "wear":
-            try allow(["token"])
+            try allow(["token", "pushKey"])
             _ = try requireString("token")
+            if o["pushKey"] != nil { try validatePushKey(o["pushKey"], urlSafe: false) }
         case "ios":
             try allow(["token", "pushKey", "environment"])
             let token = try requireString("token", max: 200)

@@ -1,4 +1,5 @@
 import ChannelAPI
+import FCMChannel
 import Router
 import SinkChannels
 import TelegramChannel
@@ -13,7 +14,7 @@ import WebPushChannel
 public enum HeraldChannels {
     /// The built-in factories.
     public static let factories: [ChannelFactory] = [
-        LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory, WebPushChannel.factory,
+        LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory, WebPushChannel.factory, FCMChannel.factory,
     ]
 
     /// A registry holding every built-in factory.

@@ -1,0 +1,229 @@
+import ChannelAPI
+import Foundation
+import HeraldCrypto
+import HeraldHTTP
+
+/// `type: fcm`: Firebase Cloud Messaging HTTP v1 for `phone` and `wear` devices.
+///
+/// ```yaml
+/// fcm:
+///   type: fcm
+///   service-account: ~/.herald/service-account.json   # project_id and token_uri come from the file
+///   endpoint: https://fcm.googleapis.com                # default
+///   display: data                                       # data (default) | notification
+///   encryption: none                                    # none (default) | hapi-v1
+/// ```
+///
+/// One request per device, up to 100 in flight, multiplexed over HTTP/2 by the shared client.
+/// The OAuth access token is cached per service account (in memory and in the channel state) until
+/// 60 s before it expires; a 401 from FCM refreshes it once and retries that device once.
+/// See `docs/channels/fcm.md` for the outcome mapping.
+public struct FCMChannel: Channel {
+    /// The most requests in flight at once.
+    public static let maximumInFlight = 100
+
+    /// The service account.
+    public let account: FCMServiceAccount
+    /// The FCM base URL.
+    public let endpoint: String
+    /// The payload builder (display and encryption modes).
+    public let builder: FCMMessageBuilder
+    /// The access-token cache.
+    public let tokens: FCMTokenProvider
+    let http: HTTPClient
+    let clock: any HeraldClock
+    let random: any RandomSource
+    let logger: ChannelLogger
+
+    /// The factory registered under `fcm`, serving `phone` and `wear`.
+    public static let factory = ChannelFactory(type: "fcm", defaultPlatforms: ["phone", "wear"]) {
+        config, context throws(ConfigError) in
+        guard let path = try config.path("service-account"), !path.isEmpty else {
+            throw config.error(at: "service-account", "channel \(config.name): missing required key 'service-account'")
+        }
+        let account: FCMServiceAccount
+        do throws(FCMServiceAccountError) {
+            account = try FCMServiceAccount.load(path: path)
+        } catch {
+            throw config.error(at: "service-account", error.description)
+        }
+        let endpoint = try config.string("endpoint") ?? "https://fcm.googleapis.com"
+        guard endpoint.hasPrefix("https://") || endpoint.hasPrefix("http://") else {
+            throw config.error(at: "endpoint", "endpoint must be an http(s) URL")
+        }
+        let display = FCMDisplay(rawValue: try config.choice("display", FCMDisplay.allCases.map(\.rawValue)) ?? "data")
+        let encryption = FCMEncryption(
+            rawValue: try config.choice("encryption", FCMEncryption.allCases.map(\.rawValue)) ?? "none")
+        return FCMChannel(
+            account: account, endpoint: endpoint, display: display ?? .data, encryption: encryption ?? .none,
+            context: context)
+    }
+
+    /// Creates a channel (the factory reads these from YAML).
+    public init(
+        account: FCMServiceAccount, endpoint: String = "https://fcm.googleapis.com", display: FCMDisplay = .data,
+        encryption: FCMEncryption = .none, context: ChannelContext
+    ) {
+        self.account = account
+        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        self.builder = FCMMessageBuilder(display: display, encryption: encryption)
+        self.http = context.http
+        self.clock = context.clock
+        self.random = context.random
+        self.logger = context.logger.withSecrets([account.privateKeyPEM])
+        self.tokens = FCMTokenProvider(
+            account: account, http: context.http, clock: context.clock, state: context.state, logger: self.logger)
+    }
+
+    /// `{endpoint}/v1/projects/{project}/messages:send`.
+    public var sendURL: String { "\(endpoint)/v1/projects/\(account.projectId)/messages:send" }
+
+    /// Checks a `phone`/`wear` registration: a token, and a valid pushKey when one is given.
+    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
+        guard let token = device.token, !token.isEmpty, token.utf8.count <= 4096 else {
+            throw ValidationError(field: "token", "required: the FCM registration token")
+        }
+        guard !token.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+            throw ValidationError(field: "token", "must not contain spaces or control characters")
+        }
+        if device.fields["pushKey"] != nil {
+            guard let s = device.string("pushKey"), let key = try? Base64.decode(s), key.count == 32 else {
+                throw ValidationError(field: "pushKey", "must be base64 of exactly 32 bytes")
+            }
+        }
+        return device
+    }
+
+    /// Sends the notification to every target, up to ``maximumInFlight`` at once.
+    public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
+        let targets = request.targets
+        let prepared: FCMMessageBuilder.Prepared
+        do {
+            prepared = try builder.prepare(request.notification)
+        } catch {
+            return targets.map { .failed($0, reason: error.message) }
+        }
+        for w in prepared.warnings { logger.warning(w, ["notification": request.notification.id]) }
+        // Build every body first: what FCM would refuse (too large, bad pushKey) fails without a request.
+        var results: [DeliveryResult] = []
+        var ready: [(DeliveryTarget, [UInt8])] = []
+        ready.reserveCapacity(targets.count)
+        for target in targets {
+            switch body(for: target, prepared) {
+            case .success(let b): ready.append((target, b))
+            case .failure(let r): results.append(r)
+            }
+        }
+        guard !ready.isEmpty else { return results }
+        let token: FCMAccessToken
+        switch await tokens.token() {
+        case .success(let t): token = t
+        case .failure(let e): return results + ready.map { FCMChannel.result(for: e, $0.0) }
+        }
+        return await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
+            results.reserveCapacity(targets.count)
+            var next = 0
+            while next < ready.count, next < FCMChannel.maximumInFlight {
+                let (t, b) = ready[next]
+                group.addTask { await self.send(t, body: b, token: token) }
+                next += 1
+            }
+            while let r = await group.next() {
+                results.append(r)
+                if next < ready.count {
+                    let (t, b) = ready[next]
+                    group.addTask { await self.send(t, body: b, token: token) }
+                    next += 1
+                }
+            }
+            return results
+        }
+    }
+
+    /// A request body, or the result that replaces sending it.
+    public enum Built: Sendable {
+        /// The JSON body to post.
+        case success([UInt8])
+        /// The result to report instead (the payload was refused locally).
+        case failure(DeliveryResult)
+    }
+
+    /// The request body for one target, or the `failed` result saying why there is none.
+    public func body(for target: DeliveryTarget, _ prepared: FCMMessageBuilder.Prepared) -> Built {
+        guard let device = target.device, let deviceToken = device.token, !deviceToken.isEmpty else {
+            return .failure(DeliveryResult.failed(target, reason: "device has no FCM token"))
+        }
+        var pushKey: [UInt8]?
+        if builder.encryption == .hapiV1, let s = device.string("pushKey") {
+            guard let key = try? Base64.decode(s), key.count == 32 else {
+                return .failure(DeliveryResult.failed(target, reason: "pushKey is not base64 of exactly 32 bytes"))
+            }
+            pushKey = key
+        }
+        do throws(FCMPayloadError) {
+            if pushKey == nil {
+                return .success(
+                    try builder.plainBody(
+                        prepared, token: deviceToken, platform: device.platform, deliveryId: target.deliveryId))
+            }
+            return .success(
+                try builder.body(
+                    prepared, token: deviceToken, platform: device.platform, deliveryId: target.deliveryId,
+                    pushKey: pushKey, nonce: pushKey == nil ? [] : random.bytes(12)
+                ).canonicalBytes)
+        } catch {
+            return .failure(DeliveryResult.failed(target, reason: error.message))
+        }
+    }
+
+    /// One device: post, classify; on 401 refresh the token and try once more.
+    func send(_ target: DeliveryTarget, body: [UInt8], token: FCMAccessToken) async -> DeliveryResult {
+        var current = token
+        var refreshed = false
+        while true {
+            let verdict: FCMSendVerdict
+            let status: Int?
+            do {
+                let response = try await http.send(
+                    HTTPRequest(
+                        method: "POST", url: sendURL,
+                        headers: [
+                            HTTPHeader("authorization", "Bearer \(current.value)"),
+                            HTTPHeader("content-type", "application/json; charset=utf-8"),
+                        ], body: body))
+                status = response.status
+                verdict = FCMSendVerdict.classify(
+                    status: response.status, body: response.body, retryAfter: response.header("retry-after"),
+                    now: clock.now())
+            } catch {
+                return .retry(target, reason: "FCM unreachable: \(error.description)")
+            }
+            switch verdict {
+            case .delivered(let name):
+                return .delivered(target, status: status, providerMessageId: name)
+            case .dead(let reason):
+                return .dead(target, status: status, reason: reason)
+            case .retry(let reason, let after):
+                return .retry(target, status: status, reason: reason, retryAfter: after)
+            case .failed(let reason):
+                return .failed(target, status: status, reason: reason)
+            case .unauthenticated(let reason):
+                if refreshed { return .failed(target, status: status, reason: "\(reason) (after a token refresh)") }
+                refreshed = true
+                switch await tokens.token(rejecting: current.value) {
+                case .success(let t): current = t
+                case .failure(let e): return FCMChannel.result(for: e, target)
+                }
+            }
+        }
+    }
+
+    static func result(for error: FCMTokenError, _ target: DeliveryTarget) -> DeliveryResult {
+        switch error {
+        case .rejected(let status, let reason):
+            return .failed(target, status: status, reason: "OAuth credentials rejected: \(reason)")
+        case .unavailable(let status, let reason, let after):
+            return .retry(target, status: status, reason: reason, retryAfter: after)
+        }
+    }
+}
