@@ -1,3 +1,4 @@
+import APNsChannel
 import ChannelAPI
 import Router
 import SinkChannels
@@ -10,7 +11,7 @@ import SinkChannels
 /// ```
 public enum HeraldChannels {
     /// The built-in factories: log, webhook (more as channel modules land).
-    public static let factories: [ChannelFactory] = [LogChannel.factory, WebhookChannel.factory]
+    public static let factories: [ChannelFactory] = [LogChannel.factory, WebhookChannel.factory, APNsChannel.factory]
 
     /// A registry holding every built-in factory.
     public static var registry: ChannelRegistry { ChannelRegistry(factories) }
