@@ -79,6 +79,7 @@ let package = Package(
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI"]),
         .testTarget(name: "RouterTests", dependencies: ["Router", "RouterTesting", "HeraldChannels"]),
-        .testTarget(name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting"]),
+        .testTarget(
+            name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting"], exclude: ["Vectors", "Scripts"]),
     ]
 )
