@@ -224,7 +224,7 @@ public final class APNsChannel: Channel {
         let environment = configuration.environment(for: device)
         let body: [UInt8]
         do {
-            body = try prepared.body(for: device, nonce: random.bytes(12))
+            body = try prepared.body(for: device, nonce: prepared.hapiPlaintext == nil ? [] : random.bytes(12))
         } catch {
             return (.failed(target, reason: error.reason), false)
         }
@@ -252,7 +252,6 @@ public final class APNsChannel: Channel {
             }
             switch outcome {
             case .delivered(let id):
-                logger.debug("delivered", ["deviceId": device.deviceId, "environment": environment.rawValue])
                 return (.delivered(target, status: status, providerMessageId: id ?? apnsID), false)
             case .dead(let reason, let timestamp):
                 logger.info("device token is dead", ["deviceId": device.deviceId, "reason": reason])

@@ -58,11 +58,29 @@ public struct APNsPreparedNotification: Sendable, Equatable {
     public let plainBody: JSONValue?
     /// The canonical hapi plaintext to encrypt per device; nil without encryption.
     public let hapiPlaintext: [UInt8]?
+    /// `plainBody` serialised once for the whole batch.
+    let plainBytes: [UInt8]?
+
+    /// Creates a prepared notification (normally made by ``APNsPayloadBuilder/prepare(_:now:)``).
+    public init(
+        pushType: APNsPushType, topic: String, priority: Int, expiration: Int64, collapseID: String?,
+        activityPushToken: String?, plainBody: JSONValue?, hapiPlaintext: [UInt8]?
+    ) {
+        self.pushType = pushType
+        self.topic = topic
+        self.priority = priority
+        self.expiration = expiration
+        self.collapseID = collapseID
+        self.activityPushToken = activityPushToken
+        self.plainBody = plainBody
+        self.hapiPlaintext = hapiPlaintext
+        self.plainBytes = plainBody?.canonicalBytes
+    }
 
     /// The body for one device: the shared plain body, or a hapi-v1 envelope under the device's
     /// `pushKey` with `nonce` (12 fresh random bytes). Refuses a body over the size limit.
     public func body(for device: Device, nonce: [UInt8]) throws(APNsPayloadError) -> [UInt8] {
-        let json: JSONValue
+        let bytes: [UInt8]
         if let hapiPlaintext {
             guard let encoded = device.string("pushKey") else {
                 throw APNsPayloadError("device has no pushKey, which encryption hapi-v1 requires")
@@ -75,13 +93,12 @@ public struct APNsPreparedNotification: Sendable, Equatable {
             do { envelope = try HapiPayload.envelope(plaintext: hapiPlaintext, key: key, nonce: nonce) } catch {
                 throw APNsPayloadError("hapi-v1 encryption failed: \(error.message)")
             }
-            json = APNsPayloadBuilder.hapiBody(envelope: envelope, background: pushType == .background)
-        } else if let plainBody {
-            json = plainBody
+            bytes = APNsPayloadBuilder.hapiBody(envelope: envelope, background: pushType == .background).canonicalBytes
+        } else if let plainBytes {
+            bytes = plainBytes
         } else {
             throw APNsPayloadError("no payload")
         }
-        let bytes = json.canonicalBytes
         guard bytes.count <= pushType.maxPayloadBytes else {
             throw APNsPayloadError(
                 "payload is \(bytes.count) bytes; APNs accepts at most \(pushType.maxPayloadBytes) for \(pushType.rawValue)"
