@@ -125,7 +125,7 @@ struct APNsChannelTests {
                 ("a004", reasonResponse(400, "DeviceTokenNotForTopic"), .failed),
                 ("a005", reasonResponse(403, "InvalidProviderToken"), .failed),
                 ("a006", reasonResponse(403, "MissingProviderToken"), .failed),
-                ("a007", reasonResponse(429, "TooManyRequests"), .retry),
+                ("a007", .json(429, "{\"reason\":\"TooManyRequests\"}", headers: ["retry-after": "30"]), .retry),
                 ("a008", reasonResponse(500, "InternalServerError"), .retry),
                 ("a009", reasonResponse(503, "ServiceUnavailable"), .retry),
                 ("a00a", reasonResponse(400, "BadCollapseId"), .failed),
@@ -134,9 +134,16 @@ struct APNsChannelTests {
                 ("a00d", reasonResponse(410, "ExpiredToken"), .dead),
             ]
             for (token, response, _) in cases { try await s.production.route("/3/device/\(token)", [response]) }
+            // The sandbox endpoint of this setup is a closed port: a refused connection is retried.
+            let unreachable = APNsTestSupport.target(
+                APNsTestSupport.device("d-refused", token: "a0ff", environment: "sandbox"))
             let targets = cases.map { APNsTestSupport.target(APNsTestSupport.device("d-\($0.0)", token: $0.0)) }
-            let results = await s.channel.deliver(
-                DeliveryRequest(notification: ChannelAPI.Notification(title: "hi"), targets: targets))
+            let all = await s.channel.deliver(
+                DeliveryRequest(notification: ChannelAPI.Notification(title: "hi"), targets: targets + [unreachable]))
+            let refused = try #require(all.first { $0.deviceId == "d-refused" })
+            #expect(refused.outcome == .retry)
+            #expect(refused.status == nil)
+            let results = all.filter { $0.deviceId != "d-refused" }
             let byDevice = Dictionary(uniqueKeysWithValues: results.map { ($0.deviceId ?? "", $0) })
             #expect(results.count == cases.count)
             for (token, response, outcome) in cases {
@@ -145,6 +152,8 @@ struct APNsChannelTests {
                 #expect(r.status == response.status)
             }
             #expect(byDevice["d-a001"]?.providerMessageId == "OK-ID")
+            #expect(byDevice["d-a007"]?.retryAfter == .seconds(30))
+            #expect(byDevice["d-a007"]?.reason == "TooManyRequests")
             #expect(byDevice["d-a002"]?.reason == "Unregistered")
             #expect(byDevice["d-a002"]?.details["timestamp"] == "1700000000000")
             #expect(byDevice["d-a00c"]?.reason == "BrandNewReason")
