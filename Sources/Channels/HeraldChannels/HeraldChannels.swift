@@ -1,3 +1,4 @@
+import APNsChannel
 import ChannelAPI
 import FCMChannel
 import Router
@@ -15,6 +16,7 @@ public enum HeraldChannels {
     /// The built-in factories.
     public static let factories: [ChannelFactory] = [
         LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory, WebPushChannel.factory, FCMChannel.factory,
+        APNsChannel.factory,
     ]
 
     /// A registry holding every built-in factory.

@@ -1,0 +1,300 @@
+import ChannelAPI
+import Foundation
+import HeraldCrypto
+import HeraldHTTP
+import Synchronization
+
+/// `type: apns`: Apple Push Notification service over HTTP/2 with token (ES256 JWT) auth.
+///
+/// ```yaml
+/// apns:
+///   type: apns
+///   key-p8: ~/.herald/AuthKey_ABC123DEFG.p8
+///   key-id: ABC123DEFG
+///   team-id: TEAM123456
+///   topic: com.example.app
+///   environment: production        # default for devices that report none
+///   encryption: none               # none | hapi-v1
+///   content: full                  # full | generic
+/// ```
+///
+/// Each device goes to the host of its environment over one kept-open, multiplexed HTTP/2
+/// connection of the shared client; a batch is sent with at most ``maxConcurrentRequests``
+/// requests in flight. See `docs/channels/apns.md` for the outcome mapping.
+public final class APNsChannel: Channel {
+    /// The channel's settings.
+    public let configuration: APNsConfiguration
+    /// Requests in flight per batch.
+    public static let maxConcurrentRequests = 100
+
+    let builder: APNsPayloadBuilder
+    let tokens: APNsTokenProvider
+    let http: HTTPClient
+    let clock: any HeraldClock
+    let random: any RandomSource
+    let logger: ChannelLogger
+    /// Environments whose connection has had a request with a valid provider token accepted. Until
+    /// then APNs allows one stream only, so the first request to a cold environment goes out alone.
+    private let warm = Mutex<Set<APNsEnvironment>>([])
+
+    /// The factory registered under `apns`; serves `ios` devices. Reads the `.p8` key at config time.
+    public static let factory = ChannelFactory(type: "apns", defaultPlatforms: ["ios"]) {
+        config, context throws(ConfigError) in
+        guard let keyPath = try config.path("key-p8"), !keyPath.isEmpty else {
+            throw config.error(at: "key-p8", "channel \(config.name): missing required key 'key-p8'")
+        }
+        let keyID = try config.requiredString("key-id")
+        let teamID = try config.requiredString("team-id")
+        let topic = try config.requiredString("topic")
+        let environments = APNsEnvironment.allCases.map(\.rawValue)
+        let environment = try config.choice("environment", environments).flatMap(APNsEnvironment.init) ?? .production
+        let force = try config.choice("force-environment", environments).flatMap(APNsEnvironment.init)
+        let encryption =
+            try config.choice("encryption", APNsEncryption.allCases.map(\.rawValue)).flatMap(APNsEncryption.init)
+            ?? .none
+        let content =
+            try config.choice("content", APNsContentMode.allCases.map(\.rawValue)).flatMap(APNsContentMode.init)
+            ?? .full
+        var endpoints: [APNsEnvironment: String] = [:]
+        for (k, v) in try config.stringMap("endpoints", allowedKeys: Set(environments)) ?? [:] {
+            guard v.hasPrefix("https://") || v.hasPrefix("http://"), let env = APNsEnvironment(rawValue: k) else {
+                throw config.error(at: "endpoints", "endpoints.\(k) must be an http(s) URL")
+            }
+            endpoints[env] = v
+        }
+        let key: P256PrivateKey
+        do throws(KeyError) {
+            key = try APNsChannel.loadKey(path: keyPath)
+        } catch {
+            throw config.error(at: "key-p8", error.message)
+        }
+        let configuration = APNsConfiguration(
+            keyID: keyID, teamID: teamID, topic: topic, environment: environment, forceEnvironment: force,
+            encryption: encryption, content: content, endpoints: endpoints)
+        return APNsChannel(configuration: configuration, key: key, context: context)
+    }
+
+    /// Why a `.p8` key could not be loaded.
+    public struct KeyError: Error, Sendable {
+        /// A message naming the file.
+        public let message: String
+    }
+
+    /// Reads and parses a `.p8` (PKCS#8 PEM, P-256) signing key.
+    public static func loadKey(path: String) throws(KeyError) -> P256PrivateKey {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw KeyError(message: "key-p8: cannot read \(path)")
+        }
+        guard let pem = String(data: data, encoding: .utf8) else {
+            throw KeyError(message: "key-p8: \(path) is not a PEM text file")
+        }
+        do {
+            return try P256PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw KeyError(message: "key-p8: \(path) is not an APNs .p8 key (PEM P-256 private key): \(error.message)")
+        }
+    }
+
+    /// Creates a channel from parsed settings and a signing key.
+    public init(configuration: APNsConfiguration, key: P256PrivateKey, context: ChannelContext) {
+        self.configuration = configuration
+        self.builder = APNsPayloadBuilder(
+            topic: configuration.topic, content: configuration.content, encryption: configuration.encryption)
+        self.http = context.http
+        self.clock = context.clock
+        self.random = context.random
+        self.logger = context.logger
+        self.tokens = APNsTokenProvider(
+            key: key, keyID: configuration.keyID, teamID: configuration.teamID, state: context.state,
+            clock: context.clock, logger: context.logger)
+    }
+
+    // MARK: Registration
+
+    /// Accepts `ios` devices with a hex token; with `encryption: hapi-v1` a device must carry a
+    /// base64 `pushKey` of exactly 32 bytes.
+    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
+        guard let token = device.token, !token.isEmpty, token.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
+            throw ValidationError(field: "token", "must be the APNs device token in hex")
+        }
+        if let env = device.fields["environment"], !env.isNull {
+            guard let s = env.stringValue, APNsEnvironment(rawValue: s) != nil else {
+                throw ValidationError(field: "environment", "must be production or sandbox")
+            }
+        }
+        if configuration.encryption == .hapiV1 {
+            guard let key = device.string("pushKey") else {
+                throw ValidationError(field: "pushKey", "required by encryption hapi-v1: base64 of exactly 32 bytes")
+            }
+            guard let bytes = try? Base64.decode(key), bytes.count == 32 else {
+                throw ValidationError(field: "pushKey", "must be base64 of exactly 32 bytes")
+            }
+        }
+        return device
+    }
+
+    // MARK: Delivery
+
+    /// Sends one notification to every target; one result per target.
+    public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
+        let prepared: APNsPreparedNotification
+        do {
+            prepared = try builder.prepare(request, now: clock.now())
+        } catch {
+            return request.targets.map { .failed($0, reason: error.reason) }
+        }
+        let token: APNsProviderToken
+        do {
+            token = try tokens.token()
+        } catch {
+            logger.error("cannot sign the APNs provider token", ["error": error.message])
+            return request.targets.map { .failed($0, reason: "provider token: \(error.message)") }
+        }
+
+        // A cold environment gets one request alone first (APNs allows a single stream until a
+        // valid provider token was accepted on the connection).
+        var pilots: [Int] = []
+        var seen: Set<APNsEnvironment> = warm.withLock { $0 }
+        for (i, t) in request.targets.enumerated() {
+            guard let d = t.device else { continue }
+            let env = configuration.environment(for: d)
+            if seen.insert(env).inserted { pilots.append(i) }
+        }
+        var results = [DeliveryResult?](repeating: nil, count: request.targets.count)
+        var configErrors: [String: Int] = [:]
+        let pilotSet = Set(pilots)
+        let rest = request.targets.indices.filter { !pilotSet.contains($0) }
+        for indices in [pilots, rest] {
+            for (i, sent) in await sendAll(indices, request.targets, prepared, token) {
+                results[i] = sent.result
+                if sent.configError, let reason = sent.result.reason { configErrors[reason, default: 0] += 1 }
+            }
+        }
+        let final = zip(request.targets, results).map { t, r in r ?? .retry(t, reason: "not attempted") }
+        reportConfigErrors(configErrors, final)
+        return final
+    }
+
+    /// One target's result, and whether it is a rejection an operator must fix.
+    struct Sent: Sendable {
+        var result: DeliveryResult
+        var configError = false
+    }
+
+    private func sendAll(
+        _ indices: [Int], _ targets: [DeliveryTarget], _ prepared: APNsPreparedNotification, _ token: APNsProviderToken
+    ) async -> [(Int, Sent)] {
+        guard !indices.isEmpty else { return [] }
+        return await withTaskGroup(of: (Int, Sent).self) { group in
+            var next = 0
+            var out: [(Int, Sent)] = []
+            out.reserveCapacity(indices.count)
+            while next < indices.count, next < APNsChannel.maxConcurrentRequests {
+                let i = indices[next]
+                group.addTask { (i, await self.send(targets[i], prepared, token)) }
+                next += 1
+            }
+            while let r = await group.next() {
+                out.append(r)
+                if next < indices.count {
+                    let i = indices[next]
+                    group.addTask { (i, await self.send(targets[i], prepared, token)) }
+                    next += 1
+                }
+            }
+            return out
+        }
+    }
+
+    /// Sends to one target, renewing the provider token once on `ExpiredProviderToken`.
+    func send(_ target: DeliveryTarget, _ prepared: APNsPreparedNotification, _ initial: APNsProviderToken) async
+        -> Sent
+    {
+        let (result, configError) = await attempt(target, prepared, initial)
+        return Sent(result: result, configError: configError)
+    }
+
+    private func attempt(
+        _ target: DeliveryTarget, _ prepared: APNsPreparedNotification, _ initial: APNsProviderToken
+    ) async -> (DeliveryResult, Bool) {
+        guard let device = target.device else { return (.failed(target, reason: "no device"), false) }
+        guard let deviceToken = prepared.activityPushToken ?? device.token, !deviceToken.isEmpty else {
+            return (.failed(target, reason: "device has no APNs token"), false)
+        }
+        let environment = configuration.environment(for: device)
+        let body: [UInt8]
+        do {
+            body = try prepared.body(for: device, nonce: prepared.hapiPlaintext == nil ? [] : random.bytes(12))
+        } catch {
+            return (.failed(target, reason: error.reason), false)
+        }
+        let url = configuration.url(environment: environment, token: deviceToken)
+        let apnsID = APNsPayloadBuilder.apnsID(for: target.deliveryId)
+        var token = initial
+        var renewed = false
+        while true {
+            let request = HTTPRequest(
+                method: "POST", url: url, headers: prepared.headers(apnsID: apnsID, providerToken: token.jwt),
+                body: body,
+                maxResponseBytes: 64 * 1024)
+            let outcome: APNsResponseClass
+            var status: Int?
+            do {
+                let response = try await http.send(request)
+                status = response.status
+                let after = response.header("retry-after").flatMap { RetryAfter.parse($0, now: clock.now()) }
+                outcome = APNsResponseClassifier.classify(
+                    status: response.status, body: response.body, apnsID: response.header("apns-id"),
+                    retryAfter: after, activityToken: prepared.activityPushToken != nil)
+                if response.status != 403 { _ = warm.withLock { $0.insert(environment) } }
+            } catch {
+                outcome = APNsResponseClassifier.classify(error: error)
+            }
+            switch outcome {
+            case .delivered(let id):
+                return (.delivered(target, status: status, providerMessageId: id ?? apnsID), false)
+            case .dead(let reason, let timestamp):
+                logger.info("device token is dead", ["deviceId": device.deviceId, "reason": reason])
+                var r = DeliveryResult.dead(target, status: status, reason: reason)
+                r.providerMessageId = apnsID
+                r.details["environment"] = environment.rawValue
+                if let timestamp { r.details["timestamp"] = timestamp }
+                return (r, false)
+            case .expiredProviderToken:
+                if renewed {
+                    return (
+                        .failed(target, status: status, reason: "ExpiredProviderToken (again after renewing)"), true
+                    )
+                }
+                renewed = true
+                do {
+                    token = try tokens.token(replacing: token.jwt)
+                } catch {
+                    let reason = "ExpiredProviderToken; renewing failed: \(error.message)"
+                    return (.failed(target, status: status, reason: reason), true)
+                }
+            case .failed(let reason, let configError):
+                var r = DeliveryResult.failed(target, status: status, reason: reason)
+                r.providerMessageId = apnsID
+                return (r, configError)
+            case .retry(let reason, let after, let configError):
+                return (.retry(target, status: status, reason: reason, retryAfter: after), configError)
+            }
+        }
+    }
+
+    /// Logs configuration-type rejections once per batch and reason, at error level, without tokens.
+    private func reportConfigErrors(_ counts: [String: Int], _ results: [DeliveryResult]) {
+        for (reason, n) in counts.sorted(by: { $0.key < $1.key }) {
+            logger.error(
+                "APNs rejected the channel's credentials or topic; check key-p8, key-id, team-id, topic and environment",
+                ["reason": reason, "deliveries": String(n), "topic": configuration.topic])
+        }
+        let badTokens = results.filter { $0.outcome == .dead && $0.reason == "BadDeviceToken" }.count
+        if badTokens > 1, badTokens == results.count {
+            logger.warning(
+                "every device in the batch got BadDeviceToken; check the devices' environment (sandbox vs production)",
+                ["deliveries": String(badTokens)])
+        }
+    }
+}

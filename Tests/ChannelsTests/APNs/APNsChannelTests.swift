@@ -1,0 +1,415 @@
+import ChannelAPI
+import Foundation
+import HeraldChannels
+import HeraldCrypto
+import HeraldHTTP
+import RouterTesting
+import Testing
+
+@testable import APNsChannel
+
+/// The channel against local HTTP/2 TLS fake APNs servers.
+@Suite("APNs channel over HTTP/2")
+struct APNsChannelTests {
+    struct Setup {
+        let channel: APNsChannel
+        let key: P256PrivateKey
+        let production: FakeHTTPServer
+        let sandbox: FakeHTTPServer?
+        let http: HTTPClient
+        let clock: ManualClock
+        let sink: RecordingLogSink
+        let state: InMemoryChannelState
+        let dir: URL
+
+        func stop() async {
+            await http.shutdown()
+            await production.stop()
+            await sandbox?.stop()
+            try? FileManager.default.removeItem(at: dir)
+        }
+    }
+
+    func setUp(extraYAML: String = "", sandbox: Bool = false) async throws -> Setup {
+        let dir = try APNsTestSupport.temporaryDirectory()
+        let (key, p8) = try APNsTestSupport.writeP8(in: dir)
+        let production = try await FakeHTTPServer.start()
+        let sandboxServer = sandbox ? try await FakeHTTPServer.start() : nil
+        var ca = try String(contentsOfFile: production.caFile, encoding: .utf8)
+        if let s = sandboxServer { ca += "\n" + (try String(contentsOfFile: s.caFile, encoding: .utf8)) }
+        let caPath = dir.appendingPathComponent("ca.pem").path
+        try Data(ca.utf8).write(to: URL(fileURLWithPath: caPath))
+        let http = try HTTPClient(configuration: .init(caFile: caPath))
+        let clock = ManualClock()
+        let sink = RecordingLogSink()
+        let state = InMemoryChannelState()
+        let yaml = """
+            type: apns
+            key-p8: \(p8)
+            key-id: TESTKEY123
+            team-id: TEAM123456
+            topic: com.example.app
+            endpoints: { production: "\(production.baseURL)", sandbox: "\(sandboxServer?.baseURL ?? "https://127.0.0.1:9")" }
+            \(extraYAML)
+            """
+        let config = try APNsTestSupport.config(yaml)
+        let context = APNsTestSupport.context(http: http, clock: clock, sink: sink, state: state)
+        let made = try APNsChannel.factory.make(config, context)
+        try config.finish()
+        guard let channel = made as? APNsChannel else { throw TestFailure("factory did not make an APNsChannel") }
+        return Setup(
+            channel: channel, key: key, production: production, sandbox: sandboxServer, http: http, clock: clock,
+            sink: sink, state: state, dir: dir)
+    }
+
+    func reasonResponse(_ status: Int, _ reason: String, extra: String = "") -> FakeHTTPResponse {
+        .json(status, "{\"reason\":\"\(reason)\"\(extra)}", headers: ["apns-id": "SERVER-ID"])
+    }
+
+    @Test func deliversWithHeadersAndPayload() async throws {
+        let s = try await setUp()
+        do {
+            try await s.production.route("/3/device/", [.json(200, "", headers: ["apns-id": "SERVER-ID-1"])])
+            let deliveryId = "123e4567-e89b-12d3-a456-4266554400a0"
+            let n = ChannelAPI.Notification(
+                type: "permission-request", title: "Permission Request", body: "rm -rf build",
+                data: ["sessionId": "5f0c"], ttl: 3600)
+            let target = APNsTestSupport.target(
+                APNsTestSupport.device("iphone", token: "abcd01"), deliveryId: deliveryId)
+            let results = await s.channel.deliver(DeliveryRequest(notification: n, targets: [target], pendingBadge: 2))
+            #expect(results.count == 1)
+            #expect(results.first?.outcome == .delivered)
+            #expect(results.first?.status == 200)
+            #expect(results.first?.providerMessageId == "SERVER-ID-1")
+            let requests = try await s.production.requests()
+            #expect(requests.count == 1)
+            let r = try #require(requests.first)
+            #expect(r.method == "POST")
+            #expect(r.path == "/3/device/abcd01")
+            #expect(r.httpVersion == "2")
+            #expect(r.header("apns-push-type") == "alert")
+            #expect(r.header("apns-topic") == "com.example.app")
+            #expect(r.header("apns-priority") == "10")
+            #expect(r.header("apns-expiration") == String(s.clock.now().secondsSince1970 + 3600))
+            #expect(r.header("apns-collapse-id") == "permission-request-5f0c")
+            #expect(r.header("apns-id") == "123E4567-E89B-12D3-A456-4266554400A0")
+            let auth = try #require(r.header("authorization"))
+            #expect(auth.hasPrefix("bearer "))
+            let claims = try JSONValue.parse(try JWS.verifyES256(String(auth.dropFirst(7)), publicKey: s.key.publicKey))
+            #expect(claims == ["iss": "TEAM123456", "iat": .number(Double(s.clock.now().secondsSince1970))])
+            let body = try JSONValue.parse(r.body)
+            #expect(body["aps"]?["alert"]?["title"] == "Permission Request")
+            #expect(body["aps"]?["badge"] == 2)
+            #expect(body["sessionId"] == "5f0c")
+
+            // The token is reused by the next batch.
+            _ = await s.channel.deliver(DeliveryRequest(notification: n, targets: [target]))
+            let again = try await s.production.requests()
+            #expect(again.count == 2)
+            #expect(again.last?.header("authorization") == auth)
+            #expect(again.last?.header("apns-id") == "123E4567-E89B-12D3-A456-4266554400A0")
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+
+    @Test func outcomePerReason() async throws {
+        let s = try await setUp()
+        do {
+            let cases: [(String, FakeHTTPResponse, DeliveryOutcome)] = [
+                ("a001", .json(200, "", headers: ["apns-id": "OK-ID"]), .delivered),
+                ("a002", reasonResponse(410, "Unregistered", extra: ",\"timestamp\":1700000000000"), .dead),
+                ("a003", reasonResponse(400, "BadDeviceToken"), .dead),
+                ("a004", reasonResponse(400, "DeviceTokenNotForTopic"), .failed),
+                ("a005", reasonResponse(403, "InvalidProviderToken"), .failed),
+                ("a006", reasonResponse(403, "MissingProviderToken"), .failed),
+                ("a007", .json(429, "{\"reason\":\"TooManyRequests\"}", headers: ["retry-after": "30"]), .retry),
+                ("a008", reasonResponse(500, "InternalServerError"), .retry),
+                ("a009", reasonResponse(503, "ServiceUnavailable"), .retry),
+                ("a00a", reasonResponse(400, "BadCollapseId"), .failed),
+                ("a00b", reasonResponse(413, "PayloadTooLarge"), .failed),
+                ("a00c", reasonResponse(400, "BrandNewReason"), .failed),
+                ("a00d", reasonResponse(410, "ExpiredToken"), .dead),
+            ]
+            for (token, response, _) in cases { try await s.production.route("/3/device/\(token)", [response]) }
+            // The sandbox endpoint of this setup is a closed port: a refused connection is retried.
+            let unreachable = APNsTestSupport.target(
+                APNsTestSupport.device("d-refused", token: "a0ff", environment: "sandbox"))
+            let targets = cases.map { APNsTestSupport.target(APNsTestSupport.device("d-\($0.0)", token: $0.0)) }
+            let all = await s.channel.deliver(
+                DeliveryRequest(notification: ChannelAPI.Notification(title: "hi"), targets: targets + [unreachable]))
+            let refused = try #require(all.first { $0.deviceId == "d-refused" })
+            #expect(refused.outcome == .retry)
+            #expect(refused.status == nil)
+            let results = all.filter { $0.deviceId != "d-refused" }
+            let byDevice = Dictionary(uniqueKeysWithValues: results.map { ($0.deviceId ?? "", $0) })
+            #expect(results.count == cases.count)
+            for (token, response, outcome) in cases {
+                let r = try #require(byDevice["d-\(token)"])
+                #expect(r.outcome == outcome, "\(token) \(response.status)")
+                #expect(r.status == response.status)
+            }
+            #expect(byDevice["d-a001"]?.providerMessageId == "OK-ID")
+            #expect(byDevice["d-a007"]?.retryAfter == .seconds(30))
+            #expect(byDevice["d-a007"]?.reason == "TooManyRequests")
+            #expect(byDevice["d-a002"]?.reason == "Unregistered")
+            #expect(byDevice["d-a002"]?.details["timestamp"] == "1700000000000")
+            #expect(byDevice["d-a00c"]?.reason == "BrandNewReason")
+            #expect(byDevice["d-a004"]?.reason == "DeviceTokenNotForTopic")
+            #expect(
+                results.filter { $0.outcome == .dead }.compactMap(\.deviceId).sorted() == [
+                    "d-a002", "d-a003", "d-a00d",
+                ])
+            // Config errors are logged at error level, without the JWT or device tokens.
+            let errors = s.sink.all.filter { $0.level == .error }
+            #expect(errors.contains { $0.fields["reason"] == "InvalidProviderToken" })
+            #expect(errors.contains { $0.fields["reason"] == "DeviceTokenNotForTopic" })
+            let jwt = try #require(try await s.production.requests().first?.header("authorization")).dropFirst(7)
+            #expect(!s.sink.text.contains(String(jwt)))
+            #expect(!s.sink.text.contains(String(jwt.split(separator: ".").last ?? "")))
+            for (token, _, _) in cases { #expect(!s.sink.text.contains("/3/device/\(token)")) }
+            #expect(!s.sink.text.contains("BEGIN PRIVATE KEY"))
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+
+    @Test func expiredProviderTokenRenewsAndRetriesOnce() async throws {
+        let s = try await setUp()
+        do {
+            try await s.production.route("/3/device/", [.json(200, "", headers: ["apns-id": "X"])])
+            let warmup = APNsTestSupport.target(APNsTestSupport.device("warm", token: "ee01"))
+            _ = await s.channel.deliver(
+                DeliveryRequest(notification: ChannelAPI.Notification(title: "a"), targets: [warmup]))
+            s.clock.advance(by: .seconds(30 * 60))
+            try await s.production.reset()
+            try await s.production.route(
+                "/3/device/bb01",
+                [reasonResponse(403, "ExpiredProviderToken"), .json(200, "", headers: ["apns-id": "Y"])])
+            try await s.production.route("/3/device/bb02", [reasonResponse(403, "ExpiredProviderToken")])
+            let t1 = APNsTestSupport.target(APNsTestSupport.device("one", token: "bb01"))
+            let t2 = APNsTestSupport.target(APNsTestSupport.device("two", token: "bb02"))
+            let r1 = await s.channel.deliver(
+                DeliveryRequest(notification: ChannelAPI.Notification(title: "b"), targets: [t1]))
+            #expect(r1.first?.outcome == .delivered)
+            #expect(r1.first?.providerMessageId == "Y")
+            let sent = try await s.production.requests().filter { $0.path == "/3/device/bb01" }
+            #expect(sent.count == 2)
+            #expect(sent[0].header("authorization") != sent[1].header("authorization"))
+            #expect(sent[0].header("apns-id") == sent[1].header("apns-id"))
+            // A second ExpiredProviderToken after renewing fails; it does not loop.
+            let r2 = await s.channel.deliver(
+                DeliveryRequest(notification: ChannelAPI.Notification(title: "c"), targets: [t2]))
+            #expect(r2.first?.outcome == .failed)
+            #expect(try await s.production.requests().filter { $0.path == "/3/device/bb02" }.count == 2)
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+
+    @Test func environmentRouting() async throws {
+        let s = try await setUp(sandbox: true)
+        do {
+            let sandbox = try #require(s.sandbox)
+            try await s.production.route("/3/device/", [.json(200, "", headers: ["apns-id": "P"])])
+            try await sandbox.route("/3/device/", [.json(200, "", headers: ["apns-id": "S"])])
+            let prod = APNsTestSupport.target(APNsTestSupport.device("prod", token: "cc01"))
+            let explicitProd = APNsTestSupport.target(
+                APNsTestSupport.device("prod2", token: "cc03", environment: "production"))
+            let dev = APNsTestSupport.target(APNsTestSupport.device("dev", token: "cc02", environment: "sandbox"))
+            let results = await s.channel.deliver(
+                DeliveryRequest(notification: ChannelAPI.Notification(title: "x"), targets: [prod, dev, explicitProd]))
+            #expect(results.allSatisfy { $0.outcome == .delivered })
+            #expect(Set(try await s.production.requests().map(\.path)) == ["/3/device/cc01", "/3/device/cc03"])
+            #expect(try await sandbox.requests().map(\.path) == ["/3/device/cc02"])
+            let byId = Dictionary(uniqueKeysWithValues: results.map { ($0.deviceId ?? "", $0) })
+            #expect(byId["dev"]?.providerMessageId == "S")
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+
+    @Test func forceEnvironmentAndDefault() async throws {
+        let s = try await setUp(extraYAML: "environment: sandbox\nforce-environment: production", sandbox: true)
+        do {
+            #expect(s.channel.configuration.environment == .sandbox)
+            #expect(s.channel.configuration.forceEnvironment == .production)
+            try await s.production.route("/3/device/", [.json(200, "")])
+            let dev = APNsTestSupport.target(APNsTestSupport.device("dev", token: "dd02", environment: "sandbox"))
+            let plain = APNsTestSupport.target(APNsTestSupport.device("plain", token: "dd01"))
+            _ = await s.channel.deliver(
+                DeliveryRequest(notification: ChannelAPI.Notification(title: "x"), targets: [dev, plain]))
+            #expect(try await s.production.requests().count == 2)
+            #expect(try await s.sandbox?.requests().count == 0)
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+        // Without force, a device without environment uses the channel default.
+        let config = APNsConfiguration(keyID: "K", teamID: "T", topic: "t", environment: .sandbox)
+        #expect(config.environment(for: APNsTestSupport.device("x", token: "aa")) == .sandbox)
+        #expect(
+            config.environment(for: APNsTestSupport.device("x", token: "aa", environment: "production")) == .production)
+        #expect(config.url(environment: .production, token: "aa") == "https://api.push.apple.com/3/device/aa")
+        #expect(config.url(environment: .sandbox, token: "aa") == "https://api.sandbox.push.apple.com/3/device/aa")
+    }
+
+    @Test func hapiBodyDecryptsToCanonicalPlaintext() async throws {
+        let s = try await setUp(extraYAML: "encryption: hapi-v1")
+        do {
+            try await s.production.route("/3/device/", [.json(200, "")])
+            let key = Array(UInt8(0)...UInt8(31))
+            let device = APNsTestSupport.device("iphone", token: "ef01", pushKey: key)
+            // validateRegistration refuses devices without a valid pushKey.
+            #expect(try await s.channel.validateRegistration(device) == device)
+            await #expect(throws: ValidationError.self) {
+                try await s.channel.validateRegistration(APNsTestSupport.device("x", token: "ef02"))
+            }
+            do {
+                _ = try await s.channel.validateRegistration(
+                    APNsTestSupport.device("x", token: "ef02", pushKey: Array(repeating: 1, count: 16)))
+                Issue.record("a 16-byte pushKey must be refused")
+            } catch {
+                #expect(error.field == "pushKey")
+            }
+            let n = ChannelAPI.Notification(
+                type: "ready", title: "HAPI", body: "Ready for input", data: ["sessionId": "s1"])
+            let results = await s.channel.deliver(
+                DeliveryRequest(notification: n, targets: [APNsTestSupport.target(device)]))
+            #expect(results.first?.outcome == .delivered)
+            let r = try #require(try await s.production.requests().first)
+            let body = try JSONValue.parse(r.body)
+            let fixture = try JSONValue.parse(
+                Array(
+                    try Data(
+                        contentsOf: APNsTestSupport.vectorsDirectory.appendingPathComponent("hapi-envelope-v1.json"))))
+            let e = try #require(body["hapi"]?["e"]?.stringValue)
+            let expected = try JSONValue.parse(
+                "{\"aps\":{\"mutable-content\":1,\"alert\":{\"title\":\"HAPI\",\"body\":\"New activity\"},\"sound\":\"default\"},"
+                    + "\"hapi\":{\"v\":1,\"e\":\"\(e)\"}}")
+            #expect(body == expected)
+            let plaintext = try HapiPayload.open(envelope: e, key: key)
+            #expect(String(decoding: plaintext, as: UTF8.self) == fixture["plaintext"]?.stringValue)
+            // FixedRandom's first 12 bytes are the fixture's nonce, so the envelope is the vector's.
+            #expect(e == fixture["envelope_b64"]?.stringValue)
+            #expect(!s.sink.text.contains(Base64.encode(key)))
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+
+    @Test func invalidPayloadsAreNotSent() async throws {
+        let s = try await setUp()
+        do {
+            try await s.production.route("/3/device/", [.json(200, "")])
+            let t = APNsTestSupport.target(APNsTestSupport.device("iphone", token: "fa01"))
+            let big = ChannelAPI.Notification(title: "t", body: String(repeating: "x", count: 5000))
+            let r1 = await s.channel.deliver(DeliveryRequest(notification: big, targets: [t]))
+            #expect(r1.first?.outcome == .failed)
+            #expect(r1.first?.reason?.contains("4096") == true)
+            let badLA = ChannelAPI.Notification(title: "t", liveActivity: ["event": "pause", "contentState": [:]])
+            let r2 = await s.channel.deliver(DeliveryRequest(notification: badLA, targets: [t]))
+            #expect(r2.first?.outcome == .failed)
+            #expect(r2.first?.reason?.contains("event") == true)
+            #expect(try await s.production.requests().isEmpty)
+
+            // A valid Live Activity goes to the activity token with the liveactivity topic.
+            let la = ChannelAPI.Notification(
+                title: "t", liveActivity: ["event": "update", "contentState": ["a": 1], "pushToken": "fb02"])
+            let r3 = await s.channel.deliver(DeliveryRequest(notification: la, targets: [t]))
+            #expect(r3.first?.outcome == .delivered)
+            let sent = try #require(try await s.production.requests().first)
+            #expect(sent.path == "/3/device/fb02")
+            #expect(sent.header("apns-push-type") == "liveactivity")
+            #expect(sent.header("apns-topic") == "com.example.app.push-type.liveactivity")
+            #expect(sent.header("apns-priority") == "5")
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+
+    @Test func manyDevicesShareOneConnection() async throws {
+        let s = try await setUp()
+        do {
+            try await s.production.route("/3/device/", [FakeHTTPResponse(status: 200, headers: ["apns-id": "M"])])
+            let targets = (0..<150).map { i in
+                APNsTestSupport.target(APNsTestSupport.device("d\(i)", token: String(format: "%04x", i)))
+            }
+            let results = await s.channel.deliver(
+                DeliveryRequest(notification: ChannelAPI.Notification(title: "fan-out"), targets: targets))
+            #expect(results.count == 150)
+            #expect(results.allSatisfy { $0.outcome == .delivered })
+            let requests = try await s.production.requests()
+            #expect(requests.count == 150)
+            #expect(Set(requests.map(\.connectionID)).count <= 4)
+            #expect(Set(requests.map { $0.header("apns-id") ?? "" }).count == 150)
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+}
+
+@Suite("APNs config")
+struct APNsConfigTests {
+    func make(_ yaml: String) throws -> any Channel {
+        let http = try HTTPClient()
+        let config = try APNsTestSupport.config(yaml)
+        let c = try APNsChannel.factory.make(config, APNsTestSupport.context(http: http))
+        try config.finish()
+        return c
+    }
+
+    @Test func badP8IsAConfigErrorNamingTheFile() throws {
+        let dir = try APNsTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let missing = dir.appendingPathComponent("AuthKey_MISSING.p8").path
+        let base = "type: apns\nkey-id: K\nteam-id: T\ntopic: com.example.app\n"
+        do {
+            _ = try make(base + "key-p8: \(missing)")
+            Issue.record("missing file accepted")
+        } catch let error as ConfigError {
+            #expect(error.description.contains(missing))
+            #expect(error.description.hasPrefix("herald.yaml:"))
+        }
+        let garbage = dir.appendingPathComponent("AuthKey_BAD.p8").path
+        try Data("-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n".utf8).write(
+            to: URL(fileURLWithPath: garbage))
+        do {
+            _ = try make(base + "key-p8: \(garbage)")
+            Issue.record("garbage key accepted")
+        } catch let error as ConfigError {
+            #expect(error.description.contains(garbage))
+        }
+        let (_, good) = try APNsTestSupport.writeP8(in: dir)
+        #expect(throws: ConfigError.self) { try make(base + "key-p8: \(good)\nencryption: rot13") }
+        #expect(throws: ConfigError.self) { try make(base + "key-p8: \(good)\ncontent: partial") }
+        #expect(throws: ConfigError.self) { try make(base + "key-p8: \(good)\nenvironment: staging") }
+        #expect(throws: ConfigError.self) { try make(base + "key-p8: \(good)\nendpoints: { beta: https://x }") }
+        #expect(throws: ConfigError.self) { try make(base + "key-p8: \(good)\nunknown-key: 1") }
+        #expect(throws: ConfigError.self) { try make("type: apns\nkey-p8: \(good)\nkey-id: K\ntopic: t") }
+        let c = try #require(try make(base + "key-p8: \(good)") as? APNsChannel)
+        #expect(c.configuration.environment == .production)
+        #expect(c.configuration.encryption == .none)
+        #expect(c.configuration.content == .full)
+        #expect(c.configuration.endpoints == APNsConfiguration.defaultEndpoints)
+    }
+
+    @Test func registeredInHeraldChannels() {
+        #expect(HeraldChannels.factories.contains { $0.type == "apns" && $0.defaultPlatforms == ["ios"] })
+    }
+}

@@ -1,0 +1,94 @@
+import ChannelAPI
+import Foundation
+import HeraldCrypto
+import HeraldHTTP
+import HeraldYAML
+import RouterTesting
+
+@testable import APNsChannel
+
+/// Helpers shared by the APNs suites.
+enum APNsTestSupport {
+    static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let scriptsDirectory = testsDirectory.appendingPathComponent("Scripts")
+    static let vectorsDirectory = testsDirectory.appendingPathComponent("Vectors/apns")
+
+    /// A temporary directory, removed by the caller.
+    static func temporaryDirectory() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-apns-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    /// A fresh P-256 key written as a `.p8` (PKCS#8 PEM) file.
+    static func writeP8(in dir: URL) throws -> (P256PrivateKey, String) {
+        let key = try P256PrivateKey()
+        let path = dir.appendingPathComponent("AuthKey_TESTKEY123.p8").path
+        try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: path))
+        return (key, path)
+    }
+
+    /// Builds a ChannelConfig from a YAML mapping text (the channel's body).
+    static func config(_ yaml: String, name: String = "apns") throws -> ChannelConfig {
+        guard let node = try YAMLParser.parse(yaml) else { throw TestFailure("empty YAML") }
+        return try ChannelConfig(
+            name: name, node: ConfigNode(yaml: node, file: "herald.yaml", environment: [:], baseDirectory: "/tmp"),
+            ignoring: ["type"])
+    }
+
+    /// A context on `http` with the given fakes.
+    static func context(
+        http: HTTPClient, clock: ManualClock = ManualClock(), sink: RecordingLogSink = RecordingLogSink(),
+        state: InMemoryChannelState = InMemoryChannelState(), random: any RandomSource = FixedRandom()
+    ) -> ChannelContext {
+        ChannelContext(
+            name: "apns", http: http, clock: clock, random: random,
+            logger: ChannelLogger(source: "apns", sink: sink, clock: clock), state: state)
+    }
+
+    /// An `ios` device.
+    static func device(
+        _ id: String, token: String, environment: String? = nil, pushKey: [UInt8]? = nil
+    ) -> Device {
+        var fields: [String: JSONValue] = ["token": .string(token)]
+        if let environment { fields["environment"] = .string(environment) }
+        if let pushKey { fields["pushKey"] = .string(Base64.encode(pushKey)) }
+        return Device(deviceId: id, platform: "ios", fields: fields)
+    }
+
+    /// A target with a UUID delivery id.
+    static func target(_ device: Device, deliveryId: String = UUID().uuidString.lowercased()) -> DeliveryTarget {
+        DeliveryTarget(device: device, deliveryId: deliveryId)
+    }
+
+    /// Runs python3 with a script from `Scripts/`; returns stdout, throws with stderr on failure.
+    static func python(_ script: String, _ arguments: [String], stdin: String? = nil) throws -> String {
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+            .map { "\($0)/python3" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let path else { throw TestFailure("python3 not found on PATH") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = [scriptsDirectory.appendingPathComponent(script).path] + arguments
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestFailure("\(script) failed: \(String(decoding: errors, as: UTF8.self))")
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
