@@ -11,6 +11,9 @@ let usage = """
       http URL CAFILE N INFLIGHT CONNECTIONS LOOPS     1 KB POSTs to an HTTP/2 sink
       router-fanout DEVICES                            plan + persist one notification for N devices
       router-drain DEVICES                             persist N retries, then drain them
+      apns BASEURL CAFILE DEVICES BATCH BATCHES_IN_FLIGHT CONNECTIONS LOOPS
+      fcm ENDPOINT CAFILE SERVICE_ACCOUNT DEVICES BATCH
+      webpush encrypt SECONDS SIZE PADDING | webpush send BASEURL CAFILE N LOOPS
     """
 
 let args = Array(CommandLine.arguments.dropFirst())
@@ -30,6 +33,19 @@ do {
                 url: args[1], caFile: args[2], requests: n, inFlight: inflight, connections: conns, eventLoops: loops))
     case "router-fanout":
         print(try await RouterBench.fanout(devices: int(1) ?? 10_000))
+    case "apns":
+        print(try await APNsBench.run(arguments: Array(args.dropFirst())))
+    case "fcm":
+        guard args.count >= 6 else {
+            print(usage)
+            exit(2)
+        }
+        print(
+            try await FCMBench.run(
+                endpoint: args[1], caFile: args[2], serviceAccount: args[3], devices: int(4) ?? 10_000,
+                batch: int(5) ?? 10_000))
+    case "webpush":
+        try await WebPushBench.main(Array(args.dropFirst()))
     case "router-drain":
         print(try await RouterBench.drain(devices: int(1) ?? 10_000))
     default:
