@@ -222,6 +222,23 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    @Test("A body without a length is cut off at the limit", arguments: [true, false])
+    func boundedStreamedBody(http2: Bool) async throws {
+        let server = try await FakeHTTPServer.start(http2: http2)
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile, maxResponseBytes: 10_000))
+        let streamed = ["transfer-encoding": "chunked"]
+        try await server.route("/big", [FakeHTTPResponse(headers: streamed, body: Array(repeating: 1, count: 50_000))])
+        try await server.route("/ok", [FakeHTTPResponse(headers: streamed, body: Array(repeating: 2, count: 9_000))])
+        let error = await httpError { try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/big")) }
+        #expect(error?.code == .responseTooLarge)
+        let fits = try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/ok"))
+        #expect(fits.body == Array(repeating: 2, count: 9_000))
+        #expect(fits.header("content-length") == nil)
+        #expect(fits.version == (http2 ? .http2 : .http1_1))
+        await client.shutdown()
+        await server.stop()
+    }
+
     @Test("An untrusted certificate fails with .tls: verification is on")
     func untrustedCertificate() async throws {
         let server = try await FakeHTTPServer.start()
