@@ -7,29 +7,24 @@ typealias TransferResult = Result<HTTPResponse, HTTPError>
 
 /// Links a waiting `send` with its transfer so that task cancellation can find it.
 final class RequestToken: Sendable {
-    private enum State { case idle, submitted, cancelled }
-    private let state = Mutex(State.idle)
+    private static let idle: UInt8 = 0
+    private static let submitted: UInt8 = 1
+    private static let cancelled: UInt8 = 2
+    private let state = Atomic<UInt8>(RequestToken.idle)
 
     /// Marks the request as handed to a loop. Returns `false` when it was cancelled first.
     func markSubmitted() -> Bool {
-        state.withLock { state in
-            if state == .cancelled { return false }
-            state = .submitted
-            return true
-        }
+        state.compareExchange(expected: Self.idle, desired: Self.submitted, ordering: .acquiringAndReleasing)
+            .exchanged
     }
 
     /// Marks the request cancelled. Returns `true` when a loop already holds it and must be told.
     func cancel() -> Bool {
-        state.withLock { state in
-            let wasSubmitted = state == .submitted
-            state = .cancelled
-            return wasSubmitted
-        }
+        state.exchange(Self.cancelled, ordering: .acquiringAndReleasing) == Self.submitted
     }
 
     /// Whether ``cancel()`` has been called.
-    var isCancelled: Bool { state.withLock { $0 == .cancelled } }
+    var isCancelled: Bool { state.load(ordering: .acquiring) == Self.cancelled }
 }
 
 /// A request on its way to an event loop.
