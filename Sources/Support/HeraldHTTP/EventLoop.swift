@@ -243,7 +243,7 @@ final class EventLoop: @unchecked Sendable {
             default: .other
             }
         return .success(
-            HTTPResponse(status: status, headers: transfer.headers, body: transfer.body, version: httpVersion))
+            RawResponse(status: status, version: httpVersion, headerBytes: transfer.headerBytes, body: transfer.body))
     }
 
     /// Removes a transfer from the multi handle, recycles its easy handle and resumes its caller.

@@ -81,7 +81,7 @@ public final class HTTPClient: Sendable {
         } onCancel: {
             if token.cancel() { loop.cancel(token) }
         }
-        return try result.get()
+        return try result.get().response()
     }
 
     /// Shuts the client down: in-flight and queued requests fail with `.shutdown`, the loop threads are
