@@ -131,6 +131,7 @@ final class Transfer {
         self.job = job
         self.easy = easy
         self.limit = limit
+        headerBytes.reserveCapacity(512)
     }
 
     /// Drops this transfer's hold on the request header list.
