@@ -176,8 +176,7 @@ final class EventLoop: @unchecked Sendable {
             }
             if stop { break }
             _ = curl_multi_perform(multi, &running)
-            let finished = drainMessages()
-            if finished > 0 && awaitFollowUps(finished) { continue }
+            drainMessages()
             _ = curl_multi_poll(multi, nil, 0, 1000, nil)
         }
         // Stopping: no job can be queued any more and nobody calls curl_multi_wakeup.
@@ -198,23 +197,8 @@ final class EventLoop: @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Callers resumed by finished transfers usually send their next request at once. Yielding the CPU for a
-    /// moment (at most ~16 yields, a few tens of microseconds) lets those requests be added in one batch, so
-    /// they go out in one TLS write and come back in one read, instead of one wakeup, write and read each.
-    /// Returns whether requests are waiting.
-    private func awaitFollowUps(_ finished: Int) -> Bool {
-        var waiting = 0
-        for _ in 0..<16 {
-            sched_yield()
-            waiting = shared.withLock { $0.pending.count }
-            if waiting >= finished { break }
-        }
-        return waiting > 0
-    }
-
-    /// Finishes every completed transfer; returns how many finished.
-    private func drainMessages() -> Int {
-        var finished = 0
+    /// Finishes every completed transfer.
+    private func drainMessages() {
         var queued: Int32 = 0
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
@@ -222,9 +206,7 @@ final class EventLoop: @unchecked Sendable {
             else { continue }
             let code = message.pointee.data.result
             finish(transfer, result(of: transfer, code: code))
-            finished += 1
         }
-        return finished
     }
 
     private func result(of transfer: Transfer, code: CURLcode) -> TransferResult {
