@@ -282,6 +282,44 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    @Test("Tasks can run on the client's event loops and still share one connection")
+    func tasksOnEventLoop() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, body: Array("ok".utf8), delay: .seconds(1))])
+        let url = server.baseURL + "/slow"
+        let executor = client.taskExecutor()
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<20 {
+                group.addTask(executorPreference: executor) {
+                    // Two requests in a row: the second is sent from the loop thread itself.
+                    _ = try await client.send(HTTPRequest(url: url + "/a\(index)"))
+                    return try await client.send(HTTPRequest(url: url + "/b\(index)")).bodyText
+                }
+            }
+            var bodies: [String] = []
+            for try await body in group { bodies.append(body) }
+            return bodies
+        }
+        #expect(bodies == Array(repeating: "ok", count: 20))
+        #expect(try await server.connectionCount() == 1)
+        #expect(client.connectionsOpened == 1)
+
+        // A task on a loop that is shut down keeps running elsewhere and sees .shutdown.
+        try await server.route("/hang", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        let hanging = Task(executorPreference: executor) { () async -> HTTPError? in
+            await httpError { try await client.send(HTTPRequest(url: server.baseURL + "/hang")) }
+        }
+        #expect(try await eventually { try await server.requests().contains { $0.path == "/hang" } })
+        await client.shutdown()
+        #expect(await hanging.value?.code == .shutdown)
+        let after = Task(executorPreference: executor) { () async -> HTTPError? in
+            await httpError { try await client.send(HTTPRequest(url: url)) }
+        }
+        #expect(await after.value?.code == .shutdown)
+        await server.stop()
+    }
+
     @Test("Malformed requests are rejected before they reach the wire")
     func invalidRequests() async throws {
         let client = try HTTPClient()
