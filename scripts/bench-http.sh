@@ -6,7 +6,10 @@
 #   N=20000 REPEAT=7 LOOPS="1 2" scripts/bench-http.sh
 #
 # Each client keeps 100 streams in flight per event loop (thread) over at most 4 connections in total.
-# Needs `herald-bench http URL CAFILE N INFLIGHT CONNECTIONS LOOPS` (HTTPBench.run wired into main.swift).
+# Herald runs twice per round: with its sending tasks on the client's event loops (executor=loop, the
+# HTTPClient.taskExecutor() mode) and on the global concurrent executor (executor=global, the default).
+# Needs `herald-bench http URL CAFILE N INFLIGHT CONNECTIONS LOOPS [loop|global]` (HTTPBench.run wired into
+# main.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,11 +49,13 @@ for loops in $LOOPS; do
         rps=$(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p')
         rss=$(echo "$out" | sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p')
         echo "floor $loops $rps $rss" >>"$RESULTS"
-        out=$("$BENCH" http "$URL" "$CA" "$N" "$inflight" "$CONNECTIONS" "$loops")
-        echo "herald loops=$loops run=$run $out"
-        rps=$(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p')
-        rss=$(echo "$out" | sed -n 's/.*"peak_rss_kb":\([0-9]*\).*/\1/p')
-        echo "herald $loops $rps $rss" >>"$RESULTS"
+        for executor in loop global; do
+            out=$("$BENCH" http "$URL" "$CA" "$N" "$inflight" "$CONNECTIONS" "$loops" "$executor")
+            echo "herald loops=$loops run=$run $out"
+            rps=$(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p')
+            rss=$(echo "$out" | sed -n 's/.*"peak_rss_kb":\([0-9]*\).*/\1/p')
+            echo "herald-$executor $loops $rps $rss" >>"$RESULTS"
+        done
     done
 done
 
@@ -63,13 +68,14 @@ if h2:
     print(f"  h2load sink ceiling: {h2[0]:.0f} req/s")
 for loops in sorted({r[1] for r in rows if r[0] != "h2load"}):
     med = {}
-    for client in ("floor", "herald"):
+    for client in ("floor", "herald-loop", "herald-global"):
         sel = [r for r in rows if r[0] == client and r[1] == loops and r[2]]
         rps = statistics.median(float(r[2]) for r in sel)
         rss = statistics.median(float(r[3]) for r in sel) / 1024
         med[client] = rps
-        print(f"  loops={loops} {client:6s}: {rps:8.0f} req/s  peak RSS {rss:5.1f} MB  (runs: "
+        print(f"  loops={loops} {client:13s}: {rps:8.0f} req/s  peak RSS {rss:5.1f} MB  (runs: "
               + ", ".join(r[2] for r in sel) + ")")
-    print(f"  loops={loops} herald/floor = {med['herald'] / med['floor'] * 100:.0f}%  (target >= 80%)")
+    for client in ("herald-loop", "herald-global"):
+        print(f"  loops={loops} {client}/floor = {med[client] / med['floor'] * 100:.0f}%  (target >= 80%)")
 PY
 rm -f "$RESULTS"

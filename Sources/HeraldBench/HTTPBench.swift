@@ -11,10 +11,13 @@ enum HTTPBench {
     ///   - inFlight: Requests outstanding at any time, over all event loops.
     ///   - connections: Most connections in total; each loop gets `connections / eventLoops` (at least 1).
     ///   - eventLoops: Number of client event loops.
+    ///   - onEventLoops: Run the sending tasks on the client's loops (``HTTPClient/taskExecutor()``), so that
+    ///     a response resumes its sender without a thread hop; `false` runs them on the global executor.
     /// - Returns: One JSON line: `n`, `ok`, `seconds`, `rps`, `inflight`, `maxconn`, `loops`, `connections`
     ///   (opened by the client) and `peak_rss_kb` (VmHWM of this process).
     static func run(
-        url: String, caFile: String, requests: Int, inFlight: Int, connections: Int, eventLoops: Int
+        url: String, caFile: String, requests: Int, inFlight: Int, connections: Int, eventLoops: Int,
+        onEventLoops: Bool = true
     ) async throws -> String {
         let loops = max(1, eventLoops)
         let perLoopConnections = max(1, connections / loops)
@@ -37,7 +40,7 @@ enum HTTPBench {
         let succeeded = await withTaskGroup(of: Int.self) { group in
             for worker in 0..<workers {
                 let share = requests / workers + (worker < requests % workers ? 1 : 0)
-                group.addTask {
+                group.addTask(executorPreference: onEventLoops ? client.taskExecutor() : nil) {
                     var ok = 0
                     for _ in 0..<share {
                         if let response = try? await client.send(request), response.status == 200 { ok += 1 }
@@ -56,7 +59,7 @@ enum HTTPBench {
         let rps = seconds > 0 ? Double(requests) / seconds : 0
         return String(
             format:
-                #"{"client":"herald","n":%d,"ok":%d,"seconds":%.3f,"rps":%.0f,"inflight":%d,"maxconn":%d,"loops":%d,"connections":%d,"peak_rss_kb":%d}"#,
+                #"{"client":"herald","executor":"\#(onEventLoops ? "loop" : "global")","n":%d,"ok":%d,"seconds":%.3f,"rps":%.0f,"inflight":%d,"maxconn":%d,"loops":%d,"connections":%d,"peak_rss_kb":%d}"#,
             requests, succeeded, seconds, rps, inFlight, perLoopConnections * loops, loops, opened, peakRSSKilobytes())
     }
 

@@ -2,7 +2,9 @@
 public struct FakeHTTPResponse: Sendable {
     /// The status code.
     public var status: Int
-    /// Response headers (names are sent lowercased over HTTP/2); `content-length` is always set by the server.
+    /// Response headers (names are sent lowercased over HTTP/2). The server sets `content-length` itself,
+    /// unless `transfer-encoding: chunked` is given: then the body is sent without a length (chunked over
+    /// HTTP/1.1, plain DATA frames over HTTP/2), as a streaming server would.
     public var headers: [String: String]
     /// The response body.
     public var body: [UInt8]

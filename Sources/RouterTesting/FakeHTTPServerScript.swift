@@ -166,9 +166,12 @@ extension FakeHTTPServer {
                     if s["reset"] or self.closed:
                         return
                     body = r["body"]
+                    streamed = r["headers"].get("transfer-encoding", "").lower() == "chunked"
                     headers = [(":status", str(r["status"]))]
-                    headers += [(k.lower(), v) for k, v in r["headers"].items() if k.lower() != "content-length"]
-                    headers.append(("content-length", str(len(body))))
+                    headers += [(k.lower(), v) for k, v in r["headers"].items()
+                                if k.lower() not in ("content-length", "transfer-encoding")]
+                    if not streamed:
+                        headers.append(("content-length", str(len(body))))
                     self.conn.send_headers(sid, headers, end_stream=not body)
                     self.flush()
                     offset = 0
@@ -228,12 +231,19 @@ extension FakeHTTPServer {
                 r = next_response(method, path)
                 if r["delay"]:
                     await asyncio.sleep(r["delay"])
+                streamed = r["headers"].get("transfer-encoding", "").lower() == "chunked"
                 out = "HTTP/1.1 %d %s\r\n" % (r["status"], REASONS.get(r["status"], "Status"))
                 for k, v in r["headers"].items():
-                    if k.lower() != "content-length":
+                    if k.lower() not in ("content-length", "transfer-encoding"):
                         out += "%s: %s\r\n" % (k, v)
-                out += "content-length: %d\r\n\r\n" % len(r["body"])
-                writer.write(out.encode("latin-1") + r["body"])
+                if streamed:
+                    out += "transfer-encoding: chunked\r\n\r\n"
+                    payload = b"".join(b"%x\r\n%s\r\n" % (len(c), c)
+                                       for c in (r["body"][i:i + 4096] for i in range(0, len(r["body"]), 4096)))
+                    writer.write(out.encode("latin-1") + payload + b"0\r\n\r\n")
+                else:
+                    out += "content-length: %d\r\n\r\n" % len(r["body"])
+                    writer.write(out.encode("latin-1") + r["body"])
                 await writer.drain()
                 if lower.get("connection", "").lower() == "close":
                     return

@@ -222,6 +222,23 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    @Test("A body without a length is cut off at the limit", arguments: [true, false])
+    func boundedStreamedBody(http2: Bool) async throws {
+        let server = try await FakeHTTPServer.start(http2: http2)
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile, maxResponseBytes: 10_000))
+        let streamed = ["transfer-encoding": "chunked"]
+        try await server.route("/big", [FakeHTTPResponse(headers: streamed, body: Array(repeating: 1, count: 50_000))])
+        try await server.route("/ok", [FakeHTTPResponse(headers: streamed, body: Array(repeating: 2, count: 9_000))])
+        let error = await httpError { try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/big")) }
+        #expect(error?.code == .responseTooLarge)
+        let fits = try await client.send(HTTPRequest(method: "GET", url: server.baseURL + "/ok"))
+        #expect(fits.body == Array(repeating: 2, count: 9_000))
+        #expect(fits.header("content-length") == nil)
+        #expect(fits.version == (http2 ? .http2 : .http1_1))
+        await client.shutdown()
+        await server.stop()
+    }
+
     @Test("An untrusted certificate fails with .tls: verification is on")
     func untrustedCertificate() async throws {
         let server = try await FakeHTTPServer.start()
@@ -262,6 +279,44 @@ struct HTTPClientTests {
         let after = await httpError { try await client.send(HTTPRequest(url: url)) }
         #expect(after?.code == .shutdown)
         await client.shutdown()  // idempotent
+        await server.stop()
+    }
+
+    @Test("Tasks can run on the client's event loops and still share one connection")
+    func tasksOnEventLoop() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, body: Array("ok".utf8), delay: .seconds(1))])
+        let url = server.baseURL + "/slow"
+        let executor = client.taskExecutor()
+        let bodies = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<20 {
+                group.addTask(executorPreference: executor) {
+                    // Two requests in a row: the second is sent from the loop thread itself.
+                    _ = try await client.send(HTTPRequest(url: url + "/a\(index)"))
+                    return try await client.send(HTTPRequest(url: url + "/b\(index)")).bodyText
+                }
+            }
+            var bodies: [String] = []
+            for try await body in group { bodies.append(body) }
+            return bodies
+        }
+        #expect(bodies == Array(repeating: "ok", count: 20))
+        #expect(try await server.connectionCount() == 1)
+        #expect(client.connectionsOpened == 1)
+
+        // A task on a loop that is shut down keeps running elsewhere and sees .shutdown.
+        try await server.route("/hang", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        let hanging = Task(executorPreference: executor) { () async -> HTTPError? in
+            await httpError { try await client.send(HTTPRequest(url: server.baseURL + "/hang")) }
+        }
+        #expect(try await eventually { try await server.requests().contains { $0.path == "/hang" } })
+        await client.shutdown()
+        #expect(await hanging.value?.code == .shutdown)
+        let after = Task(executorPreference: executor) { () async -> HTTPError? in
+            await httpError { try await client.send(HTTPRequest(url: url)) }
+        }
+        #expect(await after.value?.code == .shutdown)
         await server.stop()
     }
 

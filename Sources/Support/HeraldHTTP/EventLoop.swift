@@ -34,6 +34,7 @@ final class ClientStats: Sendable {
 final class EventLoop: @unchecked Sendable {
     private struct Shared {
         var pending: [Job] = []
+        var executorJobs: [UnownedJob] = []
         var cancels: [RequestToken] = []
         var wakeupPending = false
         var stopRequested = false
@@ -52,6 +53,11 @@ final class EventLoop: @unchecked Sendable {
     private var byEasy: [UnsafeMutableRawPointer: Transfer] = [:]
     private var pool: [EasyHandle] = []
     private var cachedHeaderList: HeaderList?
+    /// Executor jobs enqueued from the loop thread itself (resumed callers); run before the next poll.
+    private var localJobs: [UnownedJob] = []
+    private var exiting = false
+    /// The loop thread's id, set once when it starts; 0 before.
+    private let loopThreadID = Atomic<UInt>(0)
     /// A NUL byte that `CURLOPT_POSTFIELDS` points at for an empty body (a null pointer would make libcurl
     /// read the body from stdin).
     private let emptyBody: UnsafeMutablePointer<CChar>
@@ -93,6 +99,11 @@ final class EventLoop: @unchecked Sendable {
 
     /// Hands a job to the loop; resumes it with `.shutdown` when the loop is stopping.
     func submit(_ job: Job) {
+        if isLoopThread && !exiting {
+            // Called from a task running on this loop: no queue, lock or wakeup needed.
+            begin(job)
+            return
+        }
         let accepted = shared.withLock { shared in
             if shared.stopRequested { return false }
             shared.pending.append(job)
@@ -157,18 +168,37 @@ final class EventLoop: @unchecked Sendable {
     static let shutdownError = HTTPError(.shutdown, "the HTTP client has been shut down")
     static let cancelledError = HTTPError(.cancelled, "the request was cancelled")
 
+    /// Whether the caller runs on this loop's thread.
+    var isLoopThread: Bool {
+        let id = loopThreadID.load(ordering: .relaxed)
+        return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
+    }
+
     // MARK: - Loop thread
 
+    private func runExecutorJobs(_ jobs: [UnownedJob]) {
+        let executor = asUnownedTaskExecutor()
+        for job in jobs { job.runSynchronously(on: executor) }
+    }
+
     private func run() {
+        loopThreadID.store(UInt(pthread_self()), ordering: .relaxed)
         var running: Int32 = 0
         while true {
-            let (jobs, cancels, stop) = shared.withLock { shared in
+            let (jobs, executorJobs, cancels, stop) = shared.withLock { shared in
                 defer {
                     shared.pending.removeAll(keepingCapacity: true)
+                    shared.executorJobs.removeAll(keepingCapacity: true)
                     shared.cancels.removeAll(keepingCapacity: true)
                     shared.wakeupPending = false
                 }
-                return (shared.pending, shared.cancels, shared.stopRequested)
+                return (shared.pending, shared.executorJobs, shared.cancels, shared.stopRequested)
+            }
+            runExecutorJobs(executorJobs)
+            while !localJobs.isEmpty {
+                let batch = localJobs
+                localJobs.removeAll(keepingCapacity: true)
+                runExecutorJobs(batch)
             }
             for job in jobs { begin(job) }
             for token in cancels {
@@ -176,9 +206,9 @@ final class EventLoop: @unchecked Sendable {
             }
             if stop { break }
             _ = curl_multi_perform(multi, &running)
-            let finished = drainMessages()
-            if finished > 0 && awaitFollowUps(finished) { continue }
-            _ = curl_multi_poll(multi, nil, 0, 1000, nil)
+            drainMessages()
+            // Callers resumed onto this loop run at the top of the next round, without blocking first.
+            if localJobs.isEmpty { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
         // Stopping: no job can be queued any more and nobody calls curl_multi_wakeup.
         let leftovers = shared.withLock { shared in
@@ -190,6 +220,16 @@ final class EventLoop: @unchecked Sendable {
         pool.removeAll()
         cachedHeaderList = nil
         curl_multi_cleanup(multi)
+        // Tasks that prefer this loop keep running on the global executor from now on.
+        exiting = true
+        let stranded =
+            localJobs
+            + shared.withLock { shared in
+                defer { shared.executorJobs.removeAll() }
+                return shared.executorJobs
+            }
+        localJobs.removeAll()
+        for job in stranded { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
         let waiters = shared.withLock { shared in
             shared.exited = true
             defer { shared.exitWaiters.removeAll() }
@@ -198,23 +238,8 @@ final class EventLoop: @unchecked Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Callers resumed by finished transfers usually send their next request at once. Yielding the CPU for a
-    /// moment (at most ~16 yields, a few tens of microseconds) lets those requests be added in one batch, so
-    /// they go out in one TLS write and come back in one read, instead of one wakeup, write and read each.
-    /// Returns whether requests are waiting.
-    private func awaitFollowUps(_ finished: Int) -> Bool {
-        var waiting = 0
-        for _ in 0..<16 {
-            sched_yield()
-            waiting = shared.withLock { $0.pending.count }
-            if waiting >= finished { break }
-        }
-        return waiting > 0
-    }
-
-    /// Finishes every completed transfer; returns how many finished.
-    private func drainMessages() -> Int {
-        var finished = 0
+    /// Finishes every completed transfer.
+    private func drainMessages() {
         var queued: Int32 = 0
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
@@ -222,9 +247,7 @@ final class EventLoop: @unchecked Sendable {
             else { continue }
             let code = message.pointee.data.result
             finish(transfer, result(of: transfer, code: code))
-            finished += 1
         }
-        return finished
     }
 
     private func result(of transfer: Transfer, code: CURLcode) -> TransferResult {
@@ -243,7 +266,7 @@ final class EventLoop: @unchecked Sendable {
             default: .other
             }
         return .success(
-            HTTPResponse(status: status, headers: transfer.headers, body: transfer.body, version: httpVersion))
+            RawResponse(status: status, version: httpVersion, headerBytes: transfer.headerBytes, body: transfer.body))
     }
 
     /// Removes a transfer from the multi handle, recycles its easy handle and resumes its caller.
@@ -383,5 +406,24 @@ final class EventLoop: @unchecked Sendable {
         let text = String(cString: curl_easy_strerror(failed))
         let code: HTTPError.Code = failed == CURLE_OUT_OF_MEMORY ? .transport : .invalidRequest
         return HTTPError(code, "could not configure the request: \(text)", curlCode: Int(failed.rawValue))
+    }
+}
+
+extension EventLoop: TaskExecutor {
+    /// Runs `job` on the loop thread between two rounds of `curl_multi_perform`. Once the loop has stopped,
+    /// jobs go to the global concurrent executor instead.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        if isLoopThread && !exiting {
+            localJobs.append(unowned)
+            return
+        }
+        let accepted = shared.withLock { shared in
+            if shared.stopRequested { return false }
+            shared.executorJobs.append(unowned)
+            wakeLocked(&shared)
+            return true
+        }
+        if !accepted { globalConcurrentExecutor.enqueue(ExecutorJob(unowned)) }
     }
 }

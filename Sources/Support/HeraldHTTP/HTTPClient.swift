@@ -66,7 +66,9 @@ public final class HTTPClient: Sendable {
     ///   `.timeout`, `.connectFailed`, `.tls`, `.responseTooLarge`, `.invalidRequest` or `.transport`.
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
         try Curl.validate(request)
-        let loop = loops[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
+        let loop =
+            loops.first(where: \.isLoopThread)
+            ?? loops[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
         let token = RequestToken()
         let result = await withTaskCancellationHandler {
             // Unsafe (unchecked) continuation: every Job is resumed exactly once, by whichever of submit,
@@ -81,7 +83,7 @@ public final class HTTPClient: Sendable {
         } onCancel: {
             if token.cancel() { loop.cancel(token) }
         }
-        return try result.get()
+        return try result.get().response()
     }
 
     /// Shuts the client down: in-flight and queued requests fail with `.shutdown`, the loop threads are
@@ -89,6 +91,19 @@ public final class HTTPClient: Sendable {
     /// Calling it again does nothing.
     public func shutdown() async {
         for loop in loops { await loop.shutdown() }
+    }
+
+    /// An executor that runs tasks on one of the client's event-loop threads (chosen round-robin).
+    ///
+    /// Code that mostly issues requests, such as a sender draining a queue, can run there with
+    /// `withTaskExecutorPreference(client.taskExecutor()) { ... }` or
+    /// `group.addTask(executorPreference: client.taskExecutor()) { ... }`: its requests then go straight to
+    /// that loop and responses resume it without a hop to another thread. Such code must not block, since
+    /// it shares the thread with every transfer of that loop. After ``shutdown()`` the tasks continue on
+    /// the global concurrent executor.
+    /// - Returns: The executor of the next event loop.
+    public func taskExecutor() -> any TaskExecutor {
+        loops[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
     }
 
     /// Total connections this client has opened (the sum of `CURLINFO_NUM_CONNECTS` over finished

@@ -2,34 +2,58 @@ import CCurl
 import CHeraldShims
 import Synchronization
 
+/// A finished response as the loop thread hands it over. Header lines stay raw so that parsing them
+/// happens on the caller's thread, not on the event loop, which is the serial bottleneck.
+struct RawResponse: Sendable {
+    var status: Int
+    var version: HTTPVersion
+    /// The header lines of the final response, each with its line ending, status line excluded.
+    var headerBytes: [UInt8]
+    var body: [UInt8]
+
+    /// Parses the header lines into an ``HTTPResponse``.
+    func response() -> HTTPResponse {
+        var headers: [HTTPHeader] = []
+        var lineStart = headerBytes.startIndex
+        while lineStart < headerBytes.endIndex {
+            let lineEnd = headerBytes[lineStart...].firstIndex(of: 0x0A) ?? headerBytes.endIndex
+            var line = headerBytes[lineStart..<lineEnd]
+            lineStart = lineEnd < headerBytes.endIndex ? lineEnd + 1 : lineEnd
+            while let last = line.last, last == 0x0D { line = line.dropLast() }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            var value = line[(colon + 1)...]
+            while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+            while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+            headers.append(
+                HTTPHeader(String(decoding: line[..<colon], as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        return HTTPResponse(status: status, headers: headers, body: body, version: version)
+    }
+}
+
 /// The outcome handed back to a waiting ``HTTPClient/send(_:)``.
-typealias TransferResult = Result<HTTPResponse, HTTPError>
+typealias TransferResult = Result<RawResponse, HTTPError>
 
 /// Links a waiting `send` with its transfer so that task cancellation can find it.
 final class RequestToken: Sendable {
-    private enum State { case idle, submitted, cancelled }
-    private let state = Mutex(State.idle)
+    private static let idle: UInt8 = 0
+    private static let submitted: UInt8 = 1
+    private static let cancelled: UInt8 = 2
+    private let state = Atomic<UInt8>(RequestToken.idle)
 
     /// Marks the request as handed to a loop. Returns `false` when it was cancelled first.
     func markSubmitted() -> Bool {
-        state.withLock { state in
-            if state == .cancelled { return false }
-            state = .submitted
-            return true
-        }
+        state.compareExchange(expected: Self.idle, desired: Self.submitted, ordering: .acquiringAndReleasing)
+            .exchanged
     }
 
     /// Marks the request cancelled. Returns `true` when a loop already holds it and must be told.
     func cancel() -> Bool {
-        state.withLock { state in
-            let wasSubmitted = state == .submitted
-            state = .cancelled
-            return wasSubmitted
-        }
+        state.exchange(Self.cancelled, ordering: .acquiringAndReleasing) == Self.submitted
     }
 
     /// Whether ``cancel()`` has been called.
-    var isCancelled: Bool { state.withLock { $0 == .cancelled } }
+    var isCancelled: Bool { state.load(ordering: .acquiring) == Self.cancelled }
 }
 
 /// A request on its way to an event loop.
@@ -99,7 +123,7 @@ final class Transfer {
     let easy: EasyHandle
     let limit: Int
     var headerList: HeaderList?
-    var headers: [HTTPHeader] = []
+    var headerBytes: [UInt8] = []
     var body: [UInt8] = []
     var tooLarge = false
 
@@ -107,6 +131,7 @@ final class Transfer {
         self.job = job
         self.easy = easy
         self.limit = limit
+        headerBytes.reserveCapacity(512)
     }
 
     /// Drops this transfer's hold on the request header list.
@@ -124,18 +149,10 @@ final class Transfer {
 
     /// Records one raw header line; a status line starts a new response, dropping `1xx` headers.
     func appendHeaderLine(_ line: UnsafeRawBufferPointer) {
-        var bytes = line[...]
-        while let last = bytes.last, last == 0x0D || last == 0x0A { bytes = bytes.dropLast() }
-        if bytes.isEmpty { return }
-        if bytes.starts(with: "HTTP/".utf8) {
-            headers.removeAll(keepingCapacity: true)
+        if line.starts(with: "HTTP/".utf8) {
+            headerBytes.removeAll(keepingCapacity: true)
             return
         }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
-        let name = String(decoding: bytes[..<colon], as: UTF8.self)
-        var value = bytes[bytes.index(after: colon)...]
-        while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
-        while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
-        headers.append(HTTPHeader(name, String(decoding: value, as: UTF8.self)))
+        headerBytes.append(contentsOf: line)
     }
 }
