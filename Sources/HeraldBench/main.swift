@@ -8,7 +8,7 @@ typealias Notification = ChannelAPI.Notification
 let usage = """
     usage: herald-bench <benchmark> [args]
       crypto SECONDS                                   Web Push crypto pipeline, messages/s
-      http URL CAFILE N INFLIGHT CONNECTIONS LOOPS     1 KB POSTs to an HTTP/2 sink
+      http URL CAFILE N INFLIGHT CONNECTIONS LOOPS [global]  1 KB POSTs to an HTTP/2 sink
       router-fanout DEVICES                            plan + persist one notification for N devices
       router-drain DEVICES                             persist N retries, then drain them
       apns BASEURL CAFILE DEVICES BATCH BATCHES_IN_FLIGHT CONNECTIONS LOOPS
