@@ -170,7 +170,7 @@ public enum ConfigLoader {
             let enabled = try byKey["enabled"].map { n throws(ConfigError) in try n.bool("enabled") } ?? true
             let timeout =
                 try byKey["timeout"].map { n throws(ConfigError) in try n.duration("timeout") } ?? .seconds(30)
-            guard timeout > .zero else { throw byKey["timeout"]!.error("timeout must be greater than zero") }
+            guard timeout > .zero else { throw (byKey["timeout"] ?? node).error("timeout must be greater than zero") }
             var retry = RetryPolicy.default
             if let r = byKey["retry"] { retry = try readRetry(r) }
             var badgePendingTags = false
