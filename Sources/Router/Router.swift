@@ -171,6 +171,11 @@ public final class Router: Sendable {
     static func outboxRows(plan: DeliveryPlan, now: Date) -> ([StepRule], [DeliveryRecord]) {
         var rules: [StepRule] = []
         var rows: [DeliveryRecord] = []
+        // Ids come from the system source even when tests inject a fixed one: they must be unique.
+        var ids = UUIDGenerator.makeTimeOrdered(
+            plan.deliveryCountIncludingSuppressed, at: now.millisecondsSince1970, random: SystemRandom()
+        ).makeIterator()
+        func nextID() -> String { ids.next() ?? UUIDGenerator.make(random: SystemRandom()) }
         for step in plan.steps {
             rules.append(StepRule(mode: step.mode, unlessDelivered: step.unlessDelivered, timeout: step.timeout))
             guard step.applies else { continue }
@@ -179,14 +184,14 @@ public final class Router: Sendable {
                 if channel.isSink {
                     rows.append(
                         DeliveryRecord(
-                            id: UUID().uuidString.lowercased(), notificationId: plan.notificationId, step: step.index,
+                            id: nextID(), notificationId: plan.notificationId, step: step.index,
                             position: position, channel: channel.name, deviceId: nil, platform: nil, state: state,
                             reason: step.suppression, updatedAt: now))
                 } else {
                     for d in channel.devices {
                         rows.append(
                             DeliveryRecord(
-                                id: UUID().uuidString.lowercased(), notificationId: plan.notificationId,
+                                id: nextID(), notificationId: plan.notificationId,
                                 step: step.index, position: position, channel: channel.name, deviceId: d.deviceId,
                                 platform: d.platform, state: state, reason: step.suppression, updatedAt: now))
                     }

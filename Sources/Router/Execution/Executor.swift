@@ -72,7 +72,8 @@ struct Executor: Sendable {
                     }
                 }
             }
-            records = try store.deliveries(notificationId: notificationId)
+            // Later steps decide on what this one recorded; the last step needs no reload.
+            if index != stepIndexes.last { records = try store.deliveries(notificationId: notificationId) }
         }
     }
 

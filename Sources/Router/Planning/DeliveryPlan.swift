@@ -17,6 +17,13 @@ public struct DeliveryPlan: Sendable, Equatable {
     /// The steps, in order.
     public var steps: [PlannedStep]
 
+    /// Outbox rows the plan creates, including steps suppressed at plan time.
+    public var deliveryCountIncludingSuppressed: Int {
+        steps.filter(\.applies).reduce(0) { n, s in
+            n + s.channels.filter(\.enabled).reduce(0) { $0 + ($1.isSink ? 1 : $1.devices.count) }
+        }
+    }
+
     /// Every (channel, device) pair that will be attempted unless suppressed at run time.
     public var deliveryCount: Int {
         steps.filter { $0.applies && $0.suppression == nil }.reduce(0) { n, s in

@@ -1,10 +1,16 @@
 import ChannelAPI
 import Foundation
 import HeraldSQLite
+import Synchronization
 
 /// The embedded default store: one SQLite file in WAL mode.
 public final class SQLiteStore: HeraldStore {
     let db: SQLiteDatabase
+    /// Decoded devices per namespace, valid while neither this store (``deviceGeneration``) nor another
+    /// connection (`PRAGMA data_version`) has written since. Planning a 10,000-device fan-out then
+    /// costs no JSON decoding.
+    private let deviceCache = Mutex<[String: (dataVersion: Int64, generation: Int, devices: [Device])]>([:])
+    private let deviceGeneration = Atomic<Int>(0)
 
     /// Opens (creating and migrating) the database at `path`; ":memory:" works for tests.
     public init(path: String) throws {
@@ -38,7 +44,7 @@ public final class SQLiteStore: HeraldStore {
                   next_attempt_at INTEGER, status INTEGER, reason TEXT, provider_id TEXT, details TEXT,
                   lease_owner TEXT, lease_until INTEGER, updated_at INTEGER NOT NULL);
                 CREATE INDEX deliveries_notification ON deliveries(notification_id, step, channel);
-                CREATE INDEX deliveries_due ON deliveries(state, next_attempt_at);
+                CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE state = 'retry';
                 CREATE TABLE attempts(
                   delivery_id TEXT NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
                   attempt INTEGER NOT NULL, at INTEGER NOT NULL, outcome TEXT NOT NULL, status INTEGER, reason TEXT,
@@ -94,7 +100,8 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func upsertDevice(_ device: Device, now: Date) throws -> UpsertResult {
-        try db.transaction { c in
+        defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
+        let result = try db.transaction { c in
             var moved: [String] = []
             if let address = device.address {
                 let others = try c.query(
@@ -125,11 +132,13 @@ public final class SQLiteStore: HeraldStore {
                 ])
             return UpsertResult(created: existing == nil, moved: moved)
         }
+        return result
     }
 
     /// See ``HeraldStore``.
     public func removeDevice(namespace: String, deviceId: String, platform: String?) throws -> Int {
-        try db.withConnection { c in
+        defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
+        return try db.withConnection { c in
             if let platform {
                 try c.run(
                     "DELETE FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
@@ -144,7 +153,8 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func removeDevice(namespace: String, address: String) throws -> Int {
-        try db.withConnection { c in
+        defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
+        return try db.withConnection { c in
             try c.run("DELETE FROM devices WHERE namespace = ? AND address = ?", [.text(namespace), .text(address)])
             return c.changes
         }
@@ -152,14 +162,26 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func devices(namespace: String?) throws -> [Device] {
-        let rows =
-            if let namespace {
-                try db.query(
-                    "SELECT * FROM devices WHERE namespace = ? ORDER BY device_id, platform", [.text(namespace)])
-            } else {
-                try db.query("SELECT * FROM devices ORDER BY namespace, device_id, platform")
-            }
-        return try rows.map(SQLiteStore.decodeDevice)
+        guard let namespace else {
+            return try db.query("SELECT * FROM devices ORDER BY namespace, device_id, platform").map(
+                SQLiteStore.decodeDevice)
+        }
+        let generation = deviceGeneration.load(ordering: .sequentiallyConsistent)
+        let version = try db.query("PRAGMA data_version").first?[0]
+        let dataVersion: Int64 = if case .integer(let v) = version { v } else { -1 }
+        if let cached = deviceCache.withLock({ $0[namespace] }), cached.dataVersion == dataVersion,
+            cached.generation == generation
+        {
+            return cached.devices
+        }
+        let devices = try db.query(
+            "SELECT * FROM devices WHERE namespace = ? ORDER BY device_id, platform", [.text(namespace)]
+        ).map(SQLiteStore.decodeDevice)
+        deviceCache.withLock { cache in
+            if cache.count > 64 { cache.removeAll() }
+            cache[namespace] = (dataVersion, generation, devices)
+        }
+        return devices
     }
 
     /// See ``HeraldStore``.
@@ -283,6 +305,11 @@ public final class SQLiteStore: HeraldStore {
     /// See ``HeraldStore``.
     public func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
         guard !attempts.isEmpty else { return [] }
+        defer {
+            if attempts.contains(where: { $0.removeDevice != nil }) {
+                deviceGeneration.add(1, ordering: .sequentiallyConsistent)
+            }
+        }
         return try db.transaction { c in
             var removed: [Device] = []
             for a in attempts {
