@@ -105,3 +105,34 @@ import Testing
         #expect(!text.contains("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="))
     }
 }
+
+@Suite struct DeviceCacheTests {
+    @Test func cacheSeesWritesFromAnotherConnection() throws {
+        let path = Harness.tempPath()
+        let a = try SQLiteStore(path: path)
+        let b = try SQLiteStore(path: path)
+        let now = Date()
+        _ = try a.upsertDevice(Device(deviceId: "one", platform: "phone", fields: ["token": "t1"]), now: now)
+        #expect(try a.devices(namespace: "default").map(\.deviceId) == ["one"])
+        // Another process registers a device: the cached list must not hide it.
+        _ = try b.upsertDevice(Device(deviceId: "two", platform: "phone", fields: ["token": "t2"]), now: now)
+        #expect(try a.devices(namespace: "default").map(\.deviceId) == ["one", "two"])
+        #expect(try b.removeDevice(namespace: "default", deviceId: "one", platform: nil) == 1)
+        #expect(try a.devices(namespace: "default").map(\.deviceId) == ["two"])
+        // Own writes invalidate too.
+        _ = try a.upsertDevice(Device(deviceId: "two", platform: "phone", fields: ["token": "t3"]), now: now)
+        #expect(try a.devices(namespace: "default").first?.token == "t3")
+    }
+
+    @Test func uuidsAreWellFormed() {
+        let v4 = UUIDGenerator.make(3, random: SystemRandom())
+        let v7 = UUIDGenerator.makeTimeOrdered(3, at: 1_767_225_600_000, random: SystemRandom())
+        for id in v4 + v7 {
+            #expect(UUID(uuidString: id) != nil, "\(id)")
+        }
+        #expect(v4.allSatisfy { Array($0)[14] == "4" })
+        #expect(v7.allSatisfy { Array($0)[14] == "7" && $0.hasPrefix("019b7") })
+        #expect(v7 == v7.sorted())
+        #expect(Set(v4 + v7).count == 6)
+    }
+}
