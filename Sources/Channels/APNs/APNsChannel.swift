@@ -185,20 +185,23 @@ public final class APNsChannel: Channel {
         _ indices: [Int], _ targets: [DeliveryTarget], _ prepared: APNsPreparedNotification, _ token: APNsProviderToken
     ) async -> [(Int, Sent)] {
         guard !indices.isEmpty else { return [] }
+        // The sends run on the HTTP client's event loop (a TaskExecutor): requests go straight to
+        // libcurl and answers resume without a thread hop.
+        let executor = http.taskExecutor()
         return await withTaskGroup(of: (Int, Sent).self) { group in
             var next = 0
             var out: [(Int, Sent)] = []
             out.reserveCapacity(indices.count)
             while next < indices.count, next < APNsChannel.maxConcurrentRequests {
                 let i = indices[next]
-                group.addTask { (i, await self.send(targets[i], prepared, token)) }
+                group.addTask(executorPreference: executor) { (i, await self.send(targets[i], prepared, token)) }
                 next += 1
             }
             while let r = await group.next() {
                 out.append(r)
                 if next < indices.count {
                     let i = indices[next]
-                    group.addTask { (i, await self.send(targets[i], prepared, token)) }
+                    group.addTask(executorPreference: executor) { (i, await self.send(targets[i], prepared, token)) }
                     next += 1
                 }
             }

@@ -120,19 +120,22 @@ public struct FCMChannel: Channel {
         case .success(let t): token = t
         case .failure(let e): return results + ready.map { FCMChannel.result(for: e, $0.0) }
         }
+        // The sends run on the HTTP client's event loop (a TaskExecutor): requests go straight to
+        // libcurl and answers resume without a thread hop. Bodies were built above, off the loop.
+        let executor = http.taskExecutor()
         return await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
             results.reserveCapacity(targets.count)
             var next = 0
             while next < ready.count, next < FCMChannel.maximumInFlight {
                 let (t, b) = ready[next]
-                group.addTask { await self.send(t, body: b, token: token) }
+                group.addTask(executorPreference: executor) { await self.send(t, body: b, token: token) }
                 next += 1
             }
             while let r = await group.next() {
                 results.append(r)
                 if next < ready.count {
                     let (t, b) = ready[next]
-                    group.addTask { await self.send(t, body: b, token: token) }
+                    group.addTask(executorPreference: executor) { await self.send(t, body: b, token: token) }
                     next += 1
                 }
             }
