@@ -44,6 +44,7 @@ enum RouterBench {
         let t0 = ContinuousClock.now
         let plan = try router.enqueue(n)
         let tPlan = ContinuousClock.now
+        let rssAfterPersist = HTTPBench.peakRSSKilobytes()
         let summary = try await router.drain()
         let t1 = ContinuousClock.now
         let report = try router.history(id: n.id)[0]
@@ -71,7 +72,7 @@ enum RouterBench {
         let tPersist = ContinuousClock.now
         recorder.answer { t, _ in .delivered(t, status: 200) }
         clock.advance(by: .seconds(5))
-        let summary = try await router.drain()
+        let summary = try await router.drain(untilEmpty: true, timeout: .seconds(600))
         let t1 = ContinuousClock.now
         await router.shutdown()
         let seconds = Double((t1 - tPersist).components.attoseconds) / 1e18 + Double((t1 - tPersist).components.seconds)
