@@ -1,0 +1,139 @@
+import ChannelAPI
+import Foundation
+import HeraldCrypto
+import HeraldHTTP
+
+/// The relay protocols `type: relay` speaks.
+public enum RelayProtocol: String, Sendable, CaseIterable {
+    /// hapi's push relay: `POST {url}/v1/push` with an AES-256-GCM hapi-v1 envelope.
+    case hapi
+    /// openchamber's signed relay: ECDSA P-256 signed `register-token` and `send` calls.
+    case openchamber
+    /// Pulse Relay: Live Activity pushes signed with the device's HMAC pushKey.
+    case pulse
+    /// A Home Assistant `mobile_app` push forwarder (the `push_url` HA posts to).
+    case homeAssistant = "home-assistant"
+
+    /// The device platform this protocol serves.
+    public var platform: String {
+        switch self {
+        case .hapi, .openchamber: "ios"
+        case .pulse: "pulse"
+        case .homeAssistant: "mobile-app"
+        }
+    }
+}
+
+/// `type: relay`: push through a relay that holds the provider credentials.
+///
+/// ```yaml
+/// hapi-relay:
+///   type: relay
+///   protocol: hapi            # hapi | openchamber | pulse | home-assistant (required)
+///   url: https://push.hapi.run
+/// ```
+///
+/// One channel speaks one protocol and serves only that protocol's platform (`ios` for hapi and
+/// openchamber, `pulse` for pulse, `mobile-app` for home-assistant); devices of other platforms are
+/// passed through ``validateRegistration(_:)`` unchanged and get no delivery. See
+/// `docs/channels/relay.md` for every key, wire format and outcome table.
+public final class RelayChannel: Channel, PublicKeyProviding {
+    /// The configured protocol.
+    public let relayProtocol: RelayProtocol
+    let context: ChannelContext
+    let allowHosts: [String]
+    let hapi: HapiRelay?
+
+    /// The factory registered under `relay`.
+    public static let factory = ChannelFactory(type: "relay", defaultPlatforms: ["ios", "pulse", "mobile-app"]) {
+        config, context throws(ConfigError) in
+        try RelayChannel(config: config, context: context)
+    }
+
+    /// Builds the channel from its config (no network I/O).
+    public init(config: ChannelConfig, context: ChannelContext) throws(ConfigError) {
+        guard let name = try config.choice("protocol", RelayProtocol.allCases.map(\.rawValue)),
+            let proto = RelayProtocol(rawValue: name)
+        else {
+            throw config.error(
+                at: nil,
+                "channel \(config.name): missing required key 'protocol' (hapi, openchamber, pulse, home-assistant)")
+        }
+        self.relayProtocol = proto
+        self.context = context
+        self.allowHosts = config.allowHosts
+        var hapi: HapiRelay?
+        switch proto {
+        case .hapi:
+            hapi = HapiRelay(url: try RelayChannel.baseURL(config), context: context)
+        case .openchamber, .pulse, .homeAssistant:
+            throw config.error(at: "protocol", "protocol \(proto.rawValue) is not supported yet")
+        }
+        self.hapi = hapi
+    }
+
+    /// The required `url:` without a trailing slash.
+    static func baseURL(_ config: ChannelConfig) throws(ConfigError) -> String {
+        let url = try config.requiredString("url")
+        guard let comps = URLComponents(string: url), ["https", "http"].contains(comps.scheme?.lowercased() ?? ""),
+            comps.host?.isEmpty == false
+        else { throw config.error(at: "url", "url must be an http(s) URL") }
+        return url.hasSuffix("/") ? String(url.dropLast()) : url
+    }
+
+    /// Validates devices of this protocol's platform; any other platform is returned unchanged.
+    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
+        guard device.platform == relayProtocol.platform else { return device }
+        switch relayProtocol {
+        case .hapi: return try HapiRelay.validate(device)
+        default: return device
+        }
+    }
+
+    /// Delivers to the targets of this protocol's platform; targets of another platform fail with a
+    /// reason naming the mismatch (set `platforms:` to avoid them).
+    public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
+        var mine: [DeliveryTarget] = []
+        var results: [DeliveryResult] = []
+        for target in request.targets {
+            if target.device?.platform == relayProtocol.platform {
+                mine.append(target)
+            } else {
+                results.append(
+                    .failed(
+                        target,
+                        reason:
+                            "relay protocol \(relayProtocol.rawValue) serves platform \(relayProtocol.platform), not \(target.device?.platform ?? "none")"
+                    ))
+            }
+        }
+        guard !mine.isEmpty else { return results }
+        var scoped = request
+        scoped.targets = mine
+        switch relayProtocol {
+        case .hapi:
+            if let hapi { results += await hapi.deliver(scoped) }
+        default:
+            break
+        }
+        return results
+    }
+
+    /// Registers an openchamber device at the relay; other protocols do nothing.
+    public func didRegister(_ device: Device) async {}
+
+    /// The relay's public key (openchamber only).
+    public func publicKey(rotate: Bool) async throws -> String {
+        throw RelayKeyError("relay protocol \(relayProtocol.rawValue) has no public key")
+    }
+}
+
+/// A relay key-pair problem (missing, corrupt, or a refused rotation).
+public struct RelayKeyError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public let message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}
