@@ -43,6 +43,7 @@ public final class RelayChannel: Channel, PublicKeyProviding {
     let context: ChannelContext
     let allowHosts: [String]
     let hapi: HapiRelay?
+    let openchamber: OpenChamberRelay?
 
     /// The factory registered under `relay`.
     public static let factory = ChannelFactory(type: "relay", defaultPlatforms: ["ios", "pulse", "mobile-app"]) {
@@ -63,13 +64,17 @@ public final class RelayChannel: Channel, PublicKeyProviding {
         self.context = context
         self.allowHosts = config.allowHosts
         var hapi: HapiRelay?
+        var openchamber: OpenChamberRelay?
         switch proto {
         case .hapi:
             hapi = HapiRelay(url: try RelayChannel.baseURL(config), context: context)
-        case .openchamber, .pulse, .homeAssistant:
+        case .openchamber:
+            openchamber = OpenChamberRelay(url: try RelayChannel.baseURL(config), context: context)
+        case .pulse, .homeAssistant:
             throw config.error(at: "protocol", "protocol \(proto.rawValue) is not supported yet")
         }
         self.hapi = hapi
+        self.openchamber = openchamber
     }
 
     /// The required `url:` without a trailing slash.
@@ -113,6 +118,8 @@ public final class RelayChannel: Channel, PublicKeyProviding {
         switch relayProtocol {
         case .hapi:
             if let hapi { results += await hapi.deliver(scoped) }
+        case .openchamber:
+            if let openchamber { results += await openchamber.deliver(scoped) }
         default:
             break
         }
@@ -120,11 +127,24 @@ public final class RelayChannel: Channel, PublicKeyProviding {
     }
 
     /// Registers an openchamber device at the relay; other protocols do nothing.
-    public func didRegister(_ device: Device) async {}
+    public func didRegister(_ device: Device) async {
+        guard device.platform == relayProtocol.platform, let openchamber else { return }
+        await openchamber.register(device)
+    }
 
-    /// The relay's public key (openchamber only).
+    /// openchamber only: the public JWK with its serverId as canonical JSON
+    /// `{"crv","kty","serverId","x","y"}`, creating the key pair on first use. `rotate` is refused:
+    /// the relay binds device tokens to the serverId, which is derived from the key.
     public func publicKey(rotate: Bool) async throws -> String {
-        throw RelayKeyError("relay protocol \(relayProtocol.rawValue) has no public key")
+        guard let openchamber else {
+            throw RelayKeyError("relay protocol \(relayProtocol.rawValue) has no public key")
+        }
+        if rotate {
+            throw RelayKeyError(
+                "key rotation is not supported for the openchamber relay: device tokens are bound to the serverId, "
+                    + "which is derived from the key; a new key would orphan every registration")
+        }
+        return try openchamber.publicKeyJSON()
     }
 }
 
