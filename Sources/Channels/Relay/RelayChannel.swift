@@ -44,6 +44,7 @@ public final class RelayChannel: Channel, PublicKeyProviding {
     let allowHosts: [String]
     let hapi: HapiRelay?
     let openchamber: OpenChamberRelay?
+    let pulse: PulseRelay?
 
     /// The factory registered under `relay`.
     public static let factory = ChannelFactory(type: "relay", defaultPlatforms: ["ios", "pulse", "mobile-app"]) {
@@ -65,16 +66,31 @@ public final class RelayChannel: Channel, PublicKeyProviding {
         self.allowHosts = config.allowHosts
         var hapi: HapiRelay?
         var openchamber: OpenChamberRelay?
+        var pulse: PulseRelay?
         switch proto {
         case .hapi:
             hapi = HapiRelay(url: try RelayChannel.baseURL(config), context: context)
         case .openchamber:
             openchamber = OpenChamberRelay(url: try RelayChannel.baseURL(config), context: context)
-        case .pulse, .homeAssistant:
+        case .pulse:
+            let allowed = try config.stringList("allowed-relays") ?? PulseRelay.defaultAllowedRelays
+            let current = try config.string("current-relay") ?? PulseRelay.defaultCurrentRelay
+            for (key, url) in allowed.map({ ("allowed-relays", $0) }) + [("current-relay", current)] {
+                guard URLComponents(string: url)?.scheme?.lowercased() == "https" else {
+                    throw config.error(at: key, "\(key): \(url) is not an https URL")
+                }
+            }
+            let normalised = allowed.map(PulseRelay.normalise)
+            pulse = PulseRelay(
+                allowedRelays: normalised.contains(PulseRelay.normalise(current))
+                    ? normalised : normalised + [PulseRelay.normalise(current)],
+                currentRelay: PulseRelay.normalise(current), context: context)
+        case .homeAssistant:
             throw config.error(at: "protocol", "protocol \(proto.rawValue) is not supported yet")
         }
         self.hapi = hapi
         self.openchamber = openchamber
+        self.pulse = pulse
     }
 
     /// The required `url:` without a trailing slash.
@@ -91,6 +107,7 @@ public final class RelayChannel: Channel, PublicKeyProviding {
         guard device.platform == relayProtocol.platform else { return device }
         switch relayProtocol {
         case .hapi: return try HapiRelay.validate(device)
+        case .pulse: return try pulse?.validate(device) ?? device
         default: return device
         }
     }
@@ -120,6 +137,8 @@ public final class RelayChannel: Channel, PublicKeyProviding {
             if let hapi { results += await hapi.deliver(scoped) }
         case .openchamber:
             if let openchamber { results += await openchamber.deliver(scoped) }
+        case .pulse:
+            if let pulse { results += await pulse.deliver(scoped) }
         default:
             break
         }
