@@ -41,7 +41,8 @@ struct PulseLiveActivity: Sendable, Equatable {
     static func isValidRef(_ ref: String) -> Bool {
         !ref.isEmpty && ref.utf8.count <= 64
             && ref.unicodeScalars.allSatisfy {
-                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
             }
     }
 
@@ -77,12 +78,16 @@ struct PulseLiveActivity: Sendable, Equatable {
         if let s = try seconds("staleDate") { fields["staleDate"] = .number(Double(s)) }
         if let d = try seconds("dismissalDate") { fields["dismissalDate"] = .number(Double(d)) }
         if let r = la["relevanceScore"], !r.isNull {
-            guard let n = r.numberValue, n.isFinite else { throw Invalid("liveActivity.relevanceScore must be a number") }
+            guard let n = r.numberValue, n.isFinite else {
+                throw Invalid("liveActivity.relevanceScore must be a number")
+            }
             fields["relevanceScore"] = .number(n)
         }
         var revision: Int64?
         if let r = la["revision"], !r.isNull {
-            guard let i = r.intValue, i >= 0 else { throw Invalid("liveActivity.revision must be a non-negative integer") }
+            guard let i = r.intValue, i >= 0 else {
+                throw Invalid("liveActivity.revision must be a non-negative integer")
+            }
             revision = Int64(i)
         }
         var alert: JSONValue?
@@ -188,7 +193,9 @@ struct PulseLiveActivity: Sendable, Equatable {
             guard let p = s["progress"]?.numberValue, p >= 0, p <= 1 else {
                 throw Invalid("liveActivity.contentState.progress must be a number from 0 to 1")
             }
-            if let e = try int("endsAt"), e < 0 { throw Invalid("liveActivity.contentState.endsAt must be unix seconds") }
+            if let e = try int("endsAt"), e < 0 {
+                throw Invalid("liveActivity.contentState.endsAt must be unix seconds")
+            }
         case "steps":
             guard let step = try int("step"), step >= 1 else {
                 throw Invalid("liveActivity.contentState.step must be an integer of at least 1")

@@ -35,7 +35,8 @@ struct PulseRelay: Sendable {
     func validate(_ device: Device) throws(ValidationError) -> Device {
         guard let relay = device.string("relay"), allowedRelays.contains(Self.normalise(relay)) else {
             throw ValidationError(
-                field: "relay", "relay is not in this channel's allowed-relays (\(allowedRelays.joined(separator: ", ")))")
+                field: "relay",
+                "relay is not in this channel's allowed-relays (\(allowedRelays.joined(separator: ", ")))")
         }
         guard let id = device.string("relayDeviceId"), Self.isPathSafe(id) else {
             throw ValidationError(field: "relayDeviceId", "must be 1-256 characters of A-Z a-z 0-9 . _ ~ -")
