@@ -45,6 +45,7 @@ public final class RelayChannel: Channel, PublicKeyProviding {
     let hapi: HapiRelay?
     let openchamber: OpenChamberRelay?
     let pulse: PulseRelay?
+    let homeAssistant: HomeAssistantRelay?
 
     /// The factory registered under `relay`.
     public static let factory = ChannelFactory(type: "relay", defaultPlatforms: ["ios", "pulse", "mobile-app"]) {
@@ -67,6 +68,7 @@ public final class RelayChannel: Channel, PublicKeyProviding {
         var hapi: HapiRelay?
         var openchamber: OpenChamberRelay?
         var pulse: PulseRelay?
+        var homeAssistant: HomeAssistantRelay?
         switch proto {
         case .hapi:
             hapi = HapiRelay(url: try RelayChannel.baseURL(config), context: context)
@@ -86,11 +88,17 @@ public final class RelayChannel: Channel, PublicKeyProviding {
                     ? normalised : normalised + [PulseRelay.normalise(current)],
                 currentRelay: PulseRelay.normalise(current), context: context)
         case .homeAssistant:
-            throw config.error(at: "protocol", "protocol \(proto.rawValue) is not supported yet")
+            if let enc = try config.choice("encryption", ["none", "secretbox"]), enc == "secretbox" {
+                throw config.error(
+                    at: "encryption",
+                    "encryption: secretbox is not supported yet (it needs libsodium); use encryption: none")
+            }
+            homeAssistant = HomeAssistantRelay(allowHosts: config.allowHosts, context: context)
         }
         self.hapi = hapi
         self.openchamber = openchamber
         self.pulse = pulse
+        self.homeAssistant = homeAssistant
     }
 
     /// The required `url:` without a trailing slash.
@@ -108,7 +116,8 @@ public final class RelayChannel: Channel, PublicKeyProviding {
         switch relayProtocol {
         case .hapi: return try HapiRelay.validate(device)
         case .pulse: return try pulse?.validate(device) ?? device
-        default: return device
+        case .homeAssistant: return try homeAssistant?.validate(device) ?? device
+        case .openchamber: return device
         }
     }
 
@@ -139,8 +148,8 @@ public final class RelayChannel: Channel, PublicKeyProviding {
             if let openchamber { results += await openchamber.deliver(scoped) }
         case .pulse:
             if let pulse { results += await pulse.deliver(scoped) }
-        default:
-            break
+        case .homeAssistant:
+            if let homeAssistant { results += await homeAssistant.deliver(scoped) }
         }
         return results
     }
