@@ -1,6 +1,7 @@
 import APNsChannel
 import ChannelAPI
 import FCMChannel
+import RelayChannel
 import Router
 import SinkChannels
 import TelegramChannel
@@ -16,7 +17,7 @@ public enum HeraldChannels {
     /// The built-in factories.
     public static let factories: [ChannelFactory] = [
         LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory, WebPushChannel.factory, FCMChannel.factory,
-        APNsChannel.factory,
+        APNsChannel.factory, RelayChannel.factory,
     ]
 
     /// A registry holding every built-in factory.
