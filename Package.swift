@@ -51,8 +51,7 @@ let package = Package(
         .target(name: "WebPushChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/WebPush"),
         .target(name: "FCMChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/FCM"),
         .target(name: "APNsChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/APNs"),
-        .target(
-            name: "RelayChannel", dependencies: ["ChannelAPI", "APNsChannel"], path: "Sources/Channels/Relay"),
+        .target(name: "RelayChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/Relay"),
         .target(name: "TelegramChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/Telegram"),
         .target(name: "SinkChannels", dependencies: ["ChannelAPI"], path: "Sources/Channels/Sinks"),
         .target(
