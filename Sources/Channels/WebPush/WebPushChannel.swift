@@ -21,6 +21,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     let state: any ChannelStateStore
     let tokens = VAPIDTokenCache()
     let ringCache = RingCache()
+    let subscriptions = SubscriptionCache()
     /// Most requests in flight per delivery batch.
     static let maxInFlight = 128
 
@@ -144,7 +145,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
             return .failure(.init(.failed(target, reason: "no device to deliver to")))
         }
         let sub: WebPushSubscription
-        do { sub = try WebPushSubscription(device: device, allowHosts: settings.allowHosts) } catch {
+        do { sub = try subscriptions.subscription(for: device, allowHosts: settings.allowHosts) } catch {
             return .failure(.init(.failed(target, reason: "subscription refused: \(error.description)")))
         }
         let key: VAPIDKey
