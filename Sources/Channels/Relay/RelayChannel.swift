@@ -88,12 +88,9 @@ public final class RelayChannel: Channel, PublicKeyProviding {
                     ? normalised : normalised + [PulseRelay.normalise(current)],
                 currentRelay: PulseRelay.normalise(current), context: context)
         case .homeAssistant:
-            if let enc = try config.choice("encryption", ["none", "secretbox"]), enc == "secretbox" {
-                throw config.error(
-                    at: "encryption",
-                    "encryption: secretbox is not supported yet (it needs libsodium); use encryption: none")
-            }
-            homeAssistant = HomeAssistantRelay(allowHosts: config.allowHosts, context: context)
+            let encryption = try config.choice("encryption", ["none", "secretbox"]) ?? "none"
+            homeAssistant = HomeAssistantRelay(
+                allowHosts: config.allowHosts, encrypt: encryption == "secretbox", context: context)
         }
         self.hapi = hapi
         self.openchamber = openchamber
