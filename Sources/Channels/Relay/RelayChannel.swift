@@ -31,6 +31,10 @@ public enum RelayProtocol: String, Sendable, CaseIterable {
 ///   type: relay
 ///   protocol: hapi            # hapi | openchamber | pulse | home-assistant (required)
 ///   url: https://push.hapi.run
+/// ha-relay:
+///   type: relay
+///   protocol: home-assistant
+///   encryption: secretbox     # none (default) | secretbox: notification fields sealed with the device secret
 /// ```
 ///
 /// One channel speaks one protocol and serves only that protocol's platform (`ios` for hapi and
