@@ -27,6 +27,9 @@ let package = Package(
         .systemLibrary(
             name: "CYAML", path: "Sources/C/CYAML", pkgConfig: "yaml-0.1",
             providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(
+            name: "CSodium", path: "Sources/C/CSodium", pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]),
         .target(
             name: "CHeraldShims", dependencies: ["CCurl", "CSQLite", "COpenSSL"],
             path: "Sources/C/CHeraldShims"),
@@ -42,6 +45,7 @@ let package = Package(
             name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims"],
             path: "Sources/Support/HeraldSQLite"),
         .target(name: "HeraldYAML", dependencies: ["CYAML"], path: "Sources/Support/HeraldYAML"),
+        .target(name: "HeraldSodium", dependencies: ["CSodium"], path: "Sources/Support/HeraldSodium"),
 
         // Plugin contract and core.
         .target(name: "ChannelAPI", dependencies: ["HeraldCrypto", "HeraldHTTP", "HeraldYAML"]),
@@ -51,7 +55,7 @@ let package = Package(
         .target(name: "WebPushChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/WebPush"),
         .target(name: "FCMChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/FCM"),
         .target(name: "APNsChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/APNs"),
-        .target(name: "RelayChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/Relay"),
+        .target(name: "RelayChannel", dependencies: ["ChannelAPI", "HeraldSodium"], path: "Sources/Channels/Relay"),
         .target(name: "TelegramChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/Telegram"),
         .target(name: "SinkChannels", dependencies: ["ChannelAPI"], path: "Sources/Channels/Sinks"),
         .target(
@@ -81,6 +85,7 @@ let package = Package(
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "RouterTesting"]),
         .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
+        .testTarget(name: "HeraldSodiumTests", dependencies: ["HeraldSodium"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto"]),
         .testTarget(
             name: "RouterTests", dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP", "NtfyChannel"]),

@@ -195,9 +195,18 @@ extension Device {
             for k in ["appId", "appVersion", "osVersion"] where info[k]?.stringValue == nil {
                 throw ValidationError(field: "registrationInfo.\(k)", "required string")
             }
-            if o["secret"] != nil { try validatePushKey(o["secret"], urlSafe: false, field: "secret") }
+            if o["secret"] != nil { try validateHomeAssistantSecret(o["secret"]) }
         default:
             break
+        }
+    }
+
+    /// A Home Assistant registration `secret` is exactly 64 hex characters (32 bytes once hex-decoded),
+    /// as HA's `secrets.token_hex(32)` creates it.
+    static func validateHomeAssistantSecret(_ v: JSONValue?) throws(ValidationError) {
+        guard let s = v?.stringValue, s.utf8.count == 64, s.utf8.allSatisfy(\.isASCIIHexDigit) else {
+            throw ValidationError(
+                field: "secret", "must be the Home Assistant registration secret: exactly 64 hex characters (32 bytes)")
         }
     }
 
@@ -220,5 +229,12 @@ extension Device {
         guard parsed.namespace == device.namespace, parsed.deviceId == device.deviceId else {
             throw ValidationError(field: "device", "fields must not contain namespace, deviceId or platform")
         }
+    }
+}
+
+extension UInt8 {
+    /// `0-9`, `a-f` or `A-F` in ASCII.
+    fileprivate var isASCIIHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
     }
 }

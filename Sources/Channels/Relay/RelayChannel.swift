@@ -31,6 +31,10 @@ public enum RelayProtocol: String, Sendable, CaseIterable {
 ///   type: relay
 ///   protocol: hapi            # hapi | openchamber | pulse | home-assistant (required)
 ///   url: https://push.hapi.run
+/// ha-relay:
+///   type: relay
+///   protocol: home-assistant
+///   encryption: secretbox     # none (default) | secretbox: notification fields sealed with the device secret
 /// ```
 ///
 /// One channel speaks one protocol and serves only that protocol's platform (`ios` for hapi and
@@ -88,12 +92,9 @@ public final class RelayChannel: Channel, PublicKeyProviding {
                     ? normalised : normalised + [PulseRelay.normalise(current)],
                 currentRelay: PulseRelay.normalise(current), context: context)
         case .homeAssistant:
-            if let enc = try config.choice("encryption", ["none", "secretbox"]), enc == "secretbox" {
-                throw config.error(
-                    at: "encryption",
-                    "encryption: secretbox is not supported yet (it needs libsodium); use encryption: none")
-            }
-            homeAssistant = HomeAssistantRelay(allowHosts: config.allowHosts, context: context)
+            let encryption = try config.choice("encryption", ["none", "secretbox"]) ?? "none"
+            homeAssistant = HomeAssistantRelay(
+                allowHosts: config.allowHosts, encrypt: encryption == "secretbox", context: context)
         }
         self.hapi = hapi
         self.openchamber = openchamber

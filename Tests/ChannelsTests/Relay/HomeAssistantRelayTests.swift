@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldCrypto
 import RouterTesting
 import Testing
 
@@ -35,10 +36,11 @@ struct HomeAssistantRelayTests {
         #expect(o["data"]?["actions"] == [["action": "ok", "title": "OK", "uri": "https://x.example"]])
     }
 
-    @Test func secretboxRefusedAtConfigTime() throws {
-        let e = try RelayTest.configError("type: relay\nprotocol: home-assistant\nencryption: secretbox")
-        #expect(e?.contains("not supported yet") == true)
+    @Test func encryptionKeyIsChecked() throws {
+        #expect(try RelayTest.configError("type: relay\nprotocol: home-assistant\nencryption: secretbox") == nil)
+        #expect(try RelayTest.configError("type: relay\nprotocol: home-assistant\nencryption: none") == nil)
         #expect(try RelayTest.configError("type: relay\nprotocol: home-assistant") == nil)
+        #expect(try RelayTest.configError("type: relay\nprotocol: home-assistant\nencryption: aes") != nil)
     }
 
     @Test func pushURLPolicy() async throws {
@@ -85,6 +87,175 @@ struct HomeAssistantRelayTests {
         if status == 429 { #expect(r.first?.retryAfter == .seconds(3600)) }  // ManualClock starts at 2026-01-01T00:00Z
         #expect(try await setup.server.requests().count == 1)
         #expect(!setup.sink.text.contains("fcm:tok-123"))
+        await setup.stop()
+    }
+}
+
+/// `encryption: secretbox` (HA's libsodium secretbox, current key scheme).
+@Suite("Relay protocol home-assistant, encryption: secretbox")
+struct HomeAssistantSecretboxTests {
+    /// The registration secret of `ha-mobile-app.md` §6.
+    static let secret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+    static let yaml = "type: relay\nprotocol: home-assistant\nencryption: secretbox"
+
+    static func device(_ url: String, secret: String? = Self.secret) -> Device {
+        var d = HomeAssistantRelayTests.device(url)
+        if let secret { d.fields["secret"] = .string(secret) }
+        d.fields["registrationInfo"] = [
+            "appId": "io.robbie.HomeAssistant", "appVersion": "2024.1", "osVersion": "17.2", "webhookId": "wh-1",
+        ]
+        return d
+    }
+
+    let notification = Notification(
+        title: "Door", body: "Front door opened", url: "/lovelace/0", tag: "door", data: ["k": "v"],
+        actions: [NotificationAction(id: "ok", title: "OK", url: "https://x.example")])
+
+    @Test("Device secret: exactly 64 hex characters (HA's token_hex(32)); base64 keys are refused")
+    func deviceSecretFormat() throws {
+        func register(_ secret: String) throws(ValidationError) -> Device {
+            try Device(
+                json: [
+                    "deviceId": "ha", "platform": "mobile-app", "pushUrl": "https://f.example/push", "token": "fcm:t",
+                    "registrationInfo": ["appId": "a", "appVersion": "1", "osVersion": "2"], "secret": .string(secret),
+                ])
+        }
+        #expect(try register(Self.secret).string("secret") == Self.secret)
+        #expect(try register(Self.secret.uppercased()).string("secret") == Self.secret.uppercased())
+        let base64Of32 = "ASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4mrze8="
+        for bad in [
+            base64Of32, String(Self.secret.dropLast()), Self.secret + "0", String(Self.secret.dropLast()) + "g", "",
+        ] {
+            do {
+                _ = try register(bad)
+                Issue.record("accepted secret \(bad)")
+            } catch {
+                #expect(error.field == "secret")
+                #expect(error.message.contains("64 hex characters"))
+            }
+        }
+    }
+
+    @Test("Key = hex-decode(secret); anything but 64 hex characters has no key")
+    func keyDerivation() {
+        #expect(
+            HomeAssistantRelay.key(secret: Self.secret)
+                == Array(repeating: [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef], count: 4).flatMap { $0 })
+        #expect(HomeAssistantRelay.key(secret: nil) == nil)
+        #expect(HomeAssistantRelay.key(secret: String(Self.secret.dropLast())) == nil)
+        #expect(HomeAssistantRelay.key(secret: String(Self.secret.dropLast(2)) + "zz") == nil)
+    }
+
+    @Test("FixedRandom nonce reproduces the §6 vector byte for byte")
+    func vector() throws {
+        let d = Self.device("https://f.example/push")
+        let body = try HomeAssistantRelay.encryptedBody(
+            Notification(body: "hi"), device: d, nonce: FixedRandom().bytes(24))
+        let o = try RelayTest.object(body)
+        #expect(
+            o["encrypted_data"]
+                == "AAECAwQFBgcICQoLDA0ODxAREhMUFRYX2j89SqkOYGNscdx6iP92qrWi9I6LpLL3U8tedRHxGg8=")
+        #expect(o["encrypted"] == true)
+    }
+
+    @Test("The forwarder gets only push_token, registration_info, encrypted, encrypted_data; PyNaCl decrypts the rest")
+    func endToEnd() async throws {
+        let setup = try await RelaySetup.make(Self.yaml, allowHosts: ["127.0.0.1"])
+        try await setup.server.route("/push", [.json(201, "{}")])
+        let d = Self.device("\(setup.server.baseURL)/push")
+        #expect(try await setup.channel.validateRegistration(d) == d)
+        let r = await setup.channel.deliver(DeliveryRequest(notification: notification, targets: [RelayTest.target(d)]))
+        #expect(r.first?.outcome == .delivered)
+        let requests = try await setup.server.requests()
+        #expect(requests.count == 1)
+        let body = try #require(requests.first).body
+        let o = try RelayTest.object(body)
+        #expect(Set(o.keys) == ["encrypted", "encrypted_data", "push_token", "registration_info"])
+        #expect(o["encrypted"] == true)
+        #expect(o["push_token"] == "fcm:tok-123")
+        #expect(
+            o["registration_info"] == [
+                "app_id": "io.robbie.HomeAssistant", "app_version": "2024.1", "os_version": "17.2",
+                "webhook_id": "wh-1",
+            ])
+        let text = String(decoding: body, as: UTF8.self)
+        for clear in ["Front door opened", "Door", "lovelace", "actions", Self.secret] {
+            #expect(!text.contains(clear), "\(clear) leaked into the clear body")
+        }
+        let data = try #require(o["encrypted_data"]?.stringValue)
+        let raw = try Base64.decode(data)
+        #expect(raw.count > 40)
+        #expect(Array(raw.prefix(24)) == FixedRandom().bytes(24))
+        let check: JSONValue = ["secret": .string(Self.secret), "encrypted_data": .string(data)]
+        let plain = try APNsTestSupport.python("relay_ha_secretbox.py", [], stdin: check.canonicalString)
+        let decrypted = try JSONValue.parse(Array(plain.utf8))
+        #expect(
+            decrypted == [
+                "message": "Front door opened", "title": "Door",
+                "data": [
+                    "k": "v", "url": "/lovelace/0", "tag": "door",
+                    "actions": [["action": "ok", "title": "OK", "uri": "https://x.example"]],
+                ],
+            ])
+        // The plaintext is exactly what would otherwise be sent in clear (minus push_token/registration_info).
+        var clear = try RelayTest.object(HomeAssistantRelay.body(notification, device: d))
+        clear["push_token"] = nil
+        clear["registration_info"] = nil
+        #expect(decrypted == .object(clear))
+        #expect(!setup.sink.text.contains(Self.secret))
+        #expect(!setup.sink.text.contains("fcm:tok-123"))
+        await setup.stop()
+    }
+
+    @Test("Without a secret: registration refused (field secret), delivery failed and nothing sent in clear")
+    func missingSecret() async throws {
+        let setup = try await RelaySetup.make(Self.yaml, allowHosts: ["127.0.0.1"])
+        try await setup.server.route("/push", [.json(201, "{}")])
+        let d = Self.device("\(setup.server.baseURL)/push", secret: nil)
+        do {
+            _ = try await setup.channel.validateRegistration(d)
+            Issue.record("device without a secret accepted")
+        } catch {
+            #expect(error.field == "secret")
+        }
+        var bad = d
+        bad.fields["secret"] = "not-hex"
+        await #expect(throws: ValidationError.self) { try await setup.channel.validateRegistration(bad) }
+        for device in [d, bad] {
+            let r = await setup.channel.deliver(
+                DeliveryRequest(notification: notification, targets: [RelayTest.target(device)]))
+            #expect(r.first?.outcome == .failed)
+            #expect(r.first?.reason?.contains("not sent in clear") == true)
+        }
+        #expect(try await setup.server.requests().isEmpty)
+        // Without encryption a device without a secret is fine and gets the clear body.
+        let plain = try await RelaySetup.make("type: relay\nprotocol: home-assistant", allowHosts: ["127.0.0.1"])
+        #expect(try await plain.channel.validateRegistration(d) == d)
+        await plain.stop()
+        await setup.stop()
+    }
+
+    @Test("Secret never reaches logs or reasons, whatever the forwarder answers")
+    func noSecretInLogs() async throws {
+        let setup = try await RelaySetup.make(Self.yaml, allowHosts: ["127.0.0.1"])
+        try await setup.server.route(
+            "/push",
+            [
+                .json(500, "{\"errorType\":\"InternalError\"}"), .json(403, "{\"errorMessage\":\"no\"}"),
+                .json(201, "{}"),
+            ])
+        let d = Self.device("\(setup.server.baseURL)/push")
+        var reasons: [String] = []
+        for _ in 0..<3 {
+            let r = await setup.channel.deliver(
+                DeliveryRequest(notification: notification, targets: [RelayTest.target(d)]))
+            reasons += r.compactMap(\.reason)
+        }
+        let key = Base64.encode(try #require(HomeAssistantRelay.key(secret: Self.secret)))
+        for leak in [Self.secret, key, "fcm:tok-123"] {
+            #expect(!setup.sink.text.contains(leak))
+            #expect(!reasons.contains { $0.contains(leak) })
+        }
         await setup.stop()
     }
 }
