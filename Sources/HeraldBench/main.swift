@@ -7,7 +7,7 @@ typealias Notification = ChannelAPI.Notification
 
 let usage = """
     usage: herald-bench <benchmark> [args]
-      crypto SECONDS                                   Web Push crypto pipeline, messages/s
+      crypto SECONDS [stages]                          Web Push crypto pipeline, messages/s (CPU time)
       http URL CAFILE N INFLIGHT CONNECTIONS LOOPS [global]  1 KB POSTs to an HTTP/2 sink
       router-fanout DEVICES                            plan + persist one notification for N devices
       router-drain DEVICES                             persist N retries, then drain them
@@ -22,7 +22,9 @@ func int(_ i: Int) -> Int? { args.count > i ? Int(args[i]) : nil }
 do {
     switch args.first {
     case "crypto":
-        print(try CryptoBench.run(seconds: Double(args.count > 1 ? args[1] : "5") ?? 5))
+        print(
+            try CryptoBench.run(
+                seconds: Double(args.count > 1 ? args[1] : "5") ?? 5, stages: args.count > 2 && args[2] == "stages"))
     case "http":
         guard args.count >= 7, let n = int(3), let inflight = int(4), let conns = int(5), let loops = int(6) else {
             print(usage)

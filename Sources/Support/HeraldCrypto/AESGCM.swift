@@ -23,20 +23,11 @@ public enum AESGCM {
         let ctx = try makeContext(
             key: key, nonce: nonce, aadCount: aad.count, dataCount: plaintext.count, encrypt: true)
         try feedAAD(ctx, aad, encrypt: true)
-        var output = [UInt8](repeating: 0, count: plaintext.count + tagLength)
-        let status: Int32 = output.withUnsafeMutableBufferPointer { out in
-            guard let base = out.baseAddress else { return 0 }
-            var length: Int32 = 0
-            if !plaintext.isEmpty {
-                let update = plaintext.withUnsafeBufferPointer {
-                    EVP_EncryptUpdate(ctx, base, &length, $0.baseAddress, Int32($0.count))
-                }
-                guard update == 1, Int(length) == plaintext.count else { return -1 }
-            }
-            var finalLength: Int32 = 0
-            guard EVP_EncryptFinal_ex(ctx, base + Int(length), &finalLength) == 1 else { return -2 }
-            return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagLength), base + plaintext.count) == 1
-                ? 1 : -3
+        // Every byte of the output is written below (ciphertext, then tag), so it is not zero-filled first.
+        var status: Int32 = 0
+        let output = [UInt8](unsafeUninitializedCapacity: plaintext.count + tagLength) { out, initialized in
+            status = sealInto(ctx, plaintext, out)
+            initialized = status == 1 ? out.count : 0
         }
         if status == 1 {
             OpenSSL.cipherContexts.give(ctx)
@@ -48,6 +39,25 @@ public enum AESGCM {
         case -2: throw OpenSSL.error("EVP_EncryptFinal_ex")
         default: throw OpenSSL.error("EVP_CIPHER_CTX_ctrl", .openssl, "cannot read the GCM tag")
         }
+    }
+
+    /// Encrypts `plaintext` into `out` (`plaintext.count + tagLength` bytes) and appends the tag; returns 1 on
+    /// success or a negative step number.
+    private static func sealInto(
+        _ ctx: OpaquePointer, _ plaintext: [UInt8], _ out: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int32 {
+        guard let base = out.baseAddress else { return 0 }
+        var length: Int32 = 0
+        if !plaintext.isEmpty {
+            let update = plaintext.withUnsafeBufferPointer {
+                EVP_EncryptUpdate(ctx, base, &length, $0.baseAddress, Int32($0.count))
+            }
+            guard update == 1, Int(length) == plaintext.count else { return -1 }
+        }
+        var finalLength: Int32 = 0
+        guard EVP_EncryptFinal_ex(ctx, base + Int(length), &finalLength) == 1 else { return -2 }
+        return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, Int32(tagLength), base + plaintext.count) == 1
+            ? 1 : -3
     }
 
     /// Verifies and decrypts `ciphertext || tag`.
@@ -116,11 +126,15 @@ public enum AESGCM {
         }
         guard let cipher else { throw OpenSSL.error("EVP_CIPHER_fetch", .openssl, "AES-GCM is unavailable") }
         guard let ctx = OpenSSL.cipherContexts.take() else { throw OpenSSL.error("EVP_CIPHER_CTX_new") }
+        // A pooled context that last ran the same cipher keeps its provider context: passing a NULL cipher
+        // re-keys it (new key schedule, new IV, fresh GCM state) instead of freeing and allocating a new one.
+        let sameCipher = EVP_CIPHER_CTX_get0_cipher(ctx) == cipher
+        let initCipher = sameCipher ? nil : cipher
         let status = key.withUnsafeBufferPointer { k in
             nonce.withUnsafeBufferPointer { n in
                 encrypt
-                    ? EVP_EncryptInit_ex2(ctx, cipher, k.baseAddress, n.baseAddress, nil)
-                    : EVP_DecryptInit_ex2(ctx, cipher, k.baseAddress, n.baseAddress, nil)
+                    ? EVP_EncryptInit_ex2(ctx, initCipher, k.baseAddress, n.baseAddress, nil)
+                    : EVP_DecryptInit_ex2(ctx, initCipher, k.baseAddress, n.baseAddress, nil)
             }
         }
         guard status == 1 else {

@@ -18,20 +18,30 @@ public enum HKDF {
         guard pseudoRandomKey.count >= 32 else {
             throw OpenSSL.invalid(.invalidKey, "HKDF pseudorandom key must be at least 32 bytes")
         }
-        var output: [UInt8] = []
-        output.reserveCapacity(length + 32)
-        var block: [UInt8] = []
-        var counter: UInt8 = 1
-        while output.count < length {
-            var message = block
-            message.reserveCapacity(block.count + info.count + 1)
-            message += info
-            message.append(counter)
-            block = try HMACSHA256.compute(key: pseudoRandomKey, message: message)
-            output += block
-            counter &+= 1
+        // T(i) = HMAC(PRK, T(i-1) ‖ info ‖ i), written block by block into one buffer (T(i-1) is read in place);
+        // the buffer is rounded up to whole blocks and trimmed at the end.
+        let blocks = (length + 31) / 32
+        var output = [UInt8](repeating: 0, count: blocks * 32)
+        let failure = pseudoRandomKey.withUnsafeBytes { key in
+            info.withUnsafeBytes { infoBytes in
+                output.withUnsafeMutableBufferPointer { out -> CryptoError? in
+                    let base = out.baseAddress!
+                    for index in 0..<blocks {
+                        var counter = UInt8(index + 1)
+                        let previous = UnsafeRawBufferPointer(start: base + max(index - 1, 0) * 32, count: 32)
+                        let failure = HMACSHA256.mac(key: key, into: base + index * 32) { ctx in
+                            HMACSHA256.update(ctx, index == 0 ? UnsafeRawBufferPointer(start: nil, count: 0) : previous)
+                                && HMACSHA256.update(ctx, infoBytes)
+                                && withUnsafeBytes(of: &counter) { HMACSHA256.update(ctx, $0) }
+                        }
+                        if let failure { return failure }
+                    }
+                    return nil
+                }
+            }
         }
-        output.removeLast(output.count - length)
+        if let failure { throw failure }
+        if output.count > length { output.removeLast(output.count - length) }
         return output
     }
 

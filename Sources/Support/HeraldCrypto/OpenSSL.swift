@@ -41,29 +41,8 @@ enum OpenSSL {
     /// AES-256-GCM, fetched once (`EVP_CIPHER_fetch`).
     nonisolated(unsafe) static let aes256GCM: OpaquePointer? = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
 
-    /// Reusable HMAC-SHA-256 `EVP_MAC_CTX`s with the digest already set; each use re-keys the context with
-    /// `EVP_MAC_init`, which avoids a context allocation and a digest fetch per MAC.
-    static let hmacContexts = ContextPool(
-        make: {
-            guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { return nil }
-            defer { EVP_MAC_free(mac) }
-            guard let ctx = EVP_MAC_CTX_new(mac) else { return nil }
-            let status = "digest".withCString { name in
-                "SHA256".withCString { value in
-                    var params = [
-                        OSSL_PARAM_construct_utf8_string(name, UnsafeMutablePointer(mutating: value), 0),
-                        OSSL_PARAM_construct_end(),
-                    ]
-                    return EVP_MAC_CTX_set_params(ctx, &params)
-                }
-            }
-            guard status == 1 else {
-                EVP_MAC_CTX_free(ctx)
-                return nil
-            }
-            return ctx
-        },
-        destroy: { EVP_MAC_CTX_free($0) })
+    /// Reusable `EVP_MD_CTX`s for HMAC-SHA-256 (each use starts with `EVP_DigestInit_ex2`).
+    static let digestContexts = ContextPool(make: { EVP_MD_CTX_new() }, destroy: { EVP_MD_CTX_free($0) })
 
     /// Reusable `EVP_CIPHER_CTX`s (re-initialised by every `EVP_EncryptInit_ex2`/`EVP_DecryptInit_ex2`).
     static let cipherContexts = ContextPool(make: { EVP_CIPHER_CTX_new() }, destroy: { EVP_CIPHER_CTX_free($0) })
