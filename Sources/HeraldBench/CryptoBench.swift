@@ -75,7 +75,7 @@ enum CryptoBench {
                 _ = try HKDF.expand(pseudoRandomKey: prk, info: cekInfo, length: 16)
                 _ = try HKDF.expand(pseudoRandomKey: prk, info: nonceInfo, length: 12)
             }
-            stagesText += try stage("HMACSHA256 (32-byte message)") {
+            stagesText += stage("HMACSHA256 (32-byte message)") {
                 _ = HMACSHA256.authenticationCode(key: authSecret, message: ecdhSecret)
             }
             stagesText += try stage("AESGCM.seal 3 KB") {
