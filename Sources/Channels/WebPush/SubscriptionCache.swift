@@ -3,14 +3,19 @@ import Synchronization
 
 /// Parsed subscriptions by their registration text, so a fan-out does not re-decode base64,
 /// re-import and re-check the P-256 point and re-parse the endpoint URL for every message.
-/// The key is the subscription's exact JSON and the allow-list, so a changed registration or
-/// config is parsed (and validated) afresh.
+/// The key is the subscription's endpoint and key strings plus the allow-list, so a changed
+/// registration or config is parsed (and validated) afresh.
 final class SubscriptionCache: Sendable {
     private let entries = Mutex<[String: WebPushSubscription]>([:])
     static let capacity = 50_000
 
     func subscription(for device: Device, allowHosts: [String]) throws(ValidationError) -> WebPushSubscription {
-        let key = (device.fields["subscription"]?.canonicalString ?? "") + "\u{0}" + allowHosts.joined(separator: ",")
+        let sub = device.fields["subscription"]
+        let keys = sub?["keys"]
+        let key = [
+            sub?["endpoint"]?.stringValue ?? "", keys?["p256dh"]?.stringValue ?? "", keys?["auth"]?.stringValue ?? "",
+            allowHosts.joined(separator: ","),
+        ].joined(separator: "\u{0}")
         if let hit = entries.withLock({ $0[key] }) { return hit }
         let parsed = try WebPushSubscription(device: device, allowHosts: allowHosts)
         entries.withLock { cache in

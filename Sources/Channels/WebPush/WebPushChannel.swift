@@ -161,7 +161,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         } else {
             key = ring.keys[0]
         }
-        guard let audience = VAPID.audience(for: sub.endpoint) else {
+        guard let audience = sub.audience else {
             return .failure(.init(.failed(target, reason: "subscription endpoint has no origin")))
         }
         let plaintext = WebPushPayload.bytes(payload, deviceId: device.deviceId)

@@ -8,6 +8,8 @@ public struct WebPushSubscription: Sendable {
     public let endpoint: String
     /// The subscriber's keys, validated.
     public let key: WebPushSubscriberKey
+    /// The VAPID `aud` for this endpoint (its origin), computed once.
+    public let audience: String?
 
     /// Parses `device.fields["subscription"]`; errors name the field
     /// (`subscription.endpoint`, `subscription.keys.p256dh`, `subscription.keys.auth`).
@@ -55,6 +57,7 @@ public struct WebPushSubscription: Sendable {
             throw ValidationError(field: "subscription.keys.auth", error.message)
         }
         self.endpoint = endpoint
+        self.audience = VAPID.audience(for: endpoint)
     }
 
     /// The subscription as stored: keys normalised to unpadded base64url.
