@@ -5,10 +5,13 @@
 #
 #   scripts/bench-apns.sh                 # N=10000 devices, REPEAT=3 runs per client
 #   N=20000 REPEAT=5 scripts/bench-apns.sh
+#   LOOPS=2 scripts/bench-apns.sh         # Herald with 2 event loops, the floor with 2 threads
 #
 # Every client keeps 400 requests in flight over at most 4 connections: Herald runs 4 deliver() batches
 # of 500 at once (each with its 100-request bound), aioapns a 400 semaphore with max_connections=4,
-# the floor 400 in flight with 4 connections on one thread, h2load -c 4 -m 100.
+# the floor 400 in flight with 4 connections on one thread, h2load -c 4 -m 100. With LOOPS=n Herald
+# runs n event loops (the batches spread over them) and the floor n threads with 400/n in flight
+# over 4/n connections each, as scripts/bench-http.sh does.
 # Needs `herald-bench apns BASEURL CAFILE DEVICES BATCH BATCHES_IN_FLIGHT CONNECTIONS LOOPS`
 # (APNsBench.run(arguments:) wired into Sources/HeraldBench/main.swift), python3 with aioapns, h2load, nginx.
 set -euo pipefail
@@ -18,6 +21,7 @@ N=${N:-10000}
 REPEAT=${REPEAT:-3}
 INFLIGHT=400
 CONNECTIONS=4
+LOOPS=${LOOPS:-1}  # Herald event loops; the floor runs as many threads (CONNECTIONS/LOOPS connections each)
 
 SINK=scripts/bench/sink.sh
 if [[ ! -x $SINK ]]; then # before the http branch is merged, take the sink from it
@@ -27,8 +31,11 @@ if [[ ! -x $SINK ]]; then # before the http branch is merged, take the sink from
 fi
 python3 -c 'import aioapns' 2>/dev/null || { echo "pip install aioapns first" >&2; exit 1; }
 
-swift build -c release --product herald-bench >/dev/null
-BENCH=.build/release/herald-bench
+# HERALD_BENCH: a prebuilt herald-bench to measure instead (e.g. a saved baseline); skips the build.
+if [[ -n ${HERALD_BENCH:-} ]]; then BENCH=$HERALD_BENCH; else
+    swift build -c release --product herald-bench >/dev/null
+    BENCH=.build/release/herald-bench
+fi
 FLOOR_SRC=../shared/bench/libcurl_floor.c
 [[ -f $FLOOR_SRC ]] || FLOOR_SRC=/work/shared/bench/libcurl_floor.c
 gcc -O2 -o /tmp/libcurl_floor "$FLOOR_SRC" -lcurl -lpthread
@@ -47,7 +54,7 @@ printf '%s' '{"aps":{"alert":{"title":"Permission Request","body":"Claude Bash: 
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
 echo "libcurl: $(curl-config --version), nginx: $(nginx -v 2>&1 | cut -d/ -f2), aioapns: $(python3 -c 'import importlib.metadata as m; print(m.version("aioapns"))'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "sink: $BASE/3/device/  devices per run: $N, in flight: $INFLIGHT, connections: $CONNECTIONS"
+echo "sink: $BASE/3/device/  devices per run: $N, in flight: $INFLIGHT, connections: $CONNECTIONS, loops/floor threads: $LOOPS"
 
 RESULTS=$(mktemp)
 H2=$(h2load -n "$N" -c "$CONNECTIONS" -m 100 -d "$BODY" -H 'apns-push-type: alert' -H 'apns-topic: com.example.bench' \
@@ -56,11 +63,12 @@ echo "$H2" | grep -E "finished in|requests:" | sed 's/^/h2load: /'
 echo "$H2" | sed -n 's/.*finished in [0-9.]*m\{0,1\}s, \([0-9.]*\) req\/s.*/h2load \1 0/p' >>"$RESULTS"
 
 for run in $(seq "$REPEAT"); do
-    out=$( { /usr/bin/time -f 'rss_kb=%M' /tmp/libcurl_floor "$URL" "$CA" "$N" "$INFLIGHT" "$CONNECTIONS" 1; } 2>&1)
+    out=$( { /usr/bin/time -f 'rss_kb=%M' /tmp/libcurl_floor "$URL" "$CA" "$N" $((INFLIGHT / LOOPS)) \
+        $((CONNECTIONS / LOOPS > 0 ? CONNECTIONS / LOOPS : 1)) "$LOOPS"; } 2>&1)
     echo "floor   run=$run $(echo "$out" | tr '\n' ' ')"
     echo "floor $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p')" >>"$RESULTS"
 
-    out=$("$BENCH" apns "$BASE" "$CA" "$N" 500 $((INFLIGHT / 100)) "$CONNECTIONS" 1)
+    out=$("$BENCH" apns "$BASE" "$CA" "$N" 500 $((INFLIGHT / 100)) "$CONNECTIONS" "$LOOPS")
     echo "herald  run=$run $out"
     echo "herald $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*"peak_rss_kb":\([0-9]*\).*/\1/p')" >>"$RESULTS"
 

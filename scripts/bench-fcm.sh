@@ -27,8 +27,11 @@ if [[ ! -x $SINK ]]; then
     SINK="$WORK/sink.sh"
 fi
 
-swift build -c release --product herald-bench >/dev/null
-BENCH=.build/release/herald-bench
+# HERALD_BENCH: a prebuilt herald-bench to measure instead (e.g. a saved baseline); skips the build.
+if [[ -n ${HERALD_BENCH:-} ]]; then BENCH=$HERALD_BENCH; else
+    swift build -c release --product herald-bench >/dev/null
+    BENCH=.build/release/herald-bench
+fi
 gcc -O2 -o "$WORK/libcurl_floor" ../shared/bench/libcurl_floor.c -lcurl -lpthread
 
 cat >"$WORK/token.conf" <<'CONF'

@@ -186,9 +186,19 @@ public final class APNsChannel: Channel {
     ) async -> [(Int, Sent)] {
         guard !indices.isEmpty else { return [] }
         // The sends run on the HTTP client's event loop (a TaskExecutor): requests go straight to
-        // libcurl and answers resume without a thread hop.
+        // libcurl and answers resume without a thread hop. The group's parent runs there too, so that
+        // collecting a result and starting the next send does not hop to the global executor and back.
         let executor = http.taskExecutor()
-        return await withTaskGroup(of: (Int, Sent).self) { group in
+        return await withTaskExecutorPreference(executor) {
+            await sendGroup(indices, targets, prepared, token, executor)
+        }
+    }
+
+    private func sendGroup(
+        _ indices: [Int], _ targets: [DeliveryTarget], _ prepared: APNsPreparedNotification, _ token: APNsProviderToken,
+        _ executor: any TaskExecutor
+    ) async -> [(Int, Sent)] {
+        await withTaskGroup(of: (Int, Sent).self) { group in
             var next = 0
             var out: [(Int, Sent)] = []
             out.reserveCapacity(indices.count)

@@ -251,12 +251,41 @@ public struct APNsPayloadBuilder: Sendable {
     /// The `apns-id` for a delivery: its id as an uppercase UUID. A delivery id that is not a UUID
     /// is mapped to a stable name-based one (SHA-256, RFC 9562 version 8), so retries keep the id.
     public static func apnsID(for deliveryId: String) -> String {
-        if let uuid = UUID(uuidString: deliveryId) { return uuid.uuidString.uppercased() }
+        // A canonical UUID (8-4-4-4-12 hex digits, what `UUID(uuidString:)` accepts) is upper-cased
+        // byte by byte, without Foundation's sscanf-based parse.
+        if let upper = uppercasedUUID(deliveryId) { return upper }
         var b = Array(SHA256.hash(Array(deliveryId.utf8)).prefix(16))
         b[6] = (b[6] & 0x0F) | 0x80
         b[8] = (b[8] & 0x3F) | 0x80
-        let hex = b.map { String($0, radix: 16, uppercase: true) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
-        let c = Array(hex)
-        return [c[0..<8], c[8..<12], c[12..<16], c[16..<20], c[20..<32]].map { String($0) }.joined(separator: "-")
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (i, byte) in b.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `text` upper-cased when it is a UUID in canonical form, else nil.
+    static func uppercasedUUID(_ text: String) -> String? {
+        let utf8 = text.utf8
+        guard utf8.count == 36 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (i, byte) in utf8.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                out.append(byte)
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "F"): out.append(byte)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): out.append(byte - 0x20)
+            default: return nil
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

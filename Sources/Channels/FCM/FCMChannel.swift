@@ -122,9 +122,22 @@ public struct FCMChannel: Channel {
         }
         // The sends run on the HTTP client's event loop (a TaskExecutor): requests go straight to
         // libcurl and answers resume without a thread hop. Bodies were built above, off the loop.
+        // The group's parent runs on the loop too, so collecting a result and starting the next send
+        // does not hop to the global executor and back.
         let executor = http.taskExecutor()
+        return await withTaskExecutorPreference(executor) { [results] in
+            await sendGroup(ready, results, token, executor)
+        }
+    }
+
+    private func sendGroup(
+        _ ready: [(DeliveryTarget, [UInt8])], _ initial: [DeliveryResult], _ token: FCMAccessToken,
+        _ executor: any TaskExecutor
+    ) async -> [DeliveryResult] {
+        var results = initial
+        let count = ready.count + initial.count
         return await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
-            results.reserveCapacity(targets.count)
+            results.reserveCapacity(count)
             var next = 0
             while next < ready.count, next < FCMChannel.maximumInFlight {
                 let (t, b) = ready[next]

@@ -354,7 +354,8 @@ final class EventLoop: @unchecked Sendable {
 
         // Method and body.
         let method = request.method
-        let upper = method.uppercased()
+        // The usual method is already upper case; only others pay for `uppercased()`.
+        let upper = method == "POST" || method == "GET" ? method : method.uppercased()
         let sendsBody: Bool
         switch upper {
         case "GET", "HEAD", "DELETE", "OPTIONS": sendsBody = !request.body.isEmpty

@@ -16,3 +16,32 @@ public struct HTTPHeader: Sendable, Hashable {
         self.value = value
     }
 }
+
+extension HTTPHeader {
+    /// Whether `a` and `b` are equal after `lowercased()`, without allocating when both are ASCII
+    /// (header names practically always are); other strings take the `lowercased()` comparison.
+    static func namesEqual(_ a: String, _ b: String) -> Bool {
+        let ua = a.utf8
+        let ub = b.utf8
+        if ua.count == ub.count {
+            var equal = true
+            var ascii = true
+            for (x, y) in zip(ua, ub) {
+                if (x | y) >= 0x80 {
+                    ascii = false
+                    break
+                }
+                if equal && asciiLower(x) != asciiLower(y) { equal = false }
+            }
+            if ascii { return equal }
+        } else if isASCII(a) && isASCII(b) {
+            return false
+        }
+        return a.lowercased() == b.lowercased()
+    }
+
+    @inline(__always)
+    static func asciiLower(_ byte: UInt8) -> UInt8 { byte &- 65 < 26 ? byte | 0x20 : byte }
+
+    static func isASCII(_ text: String) -> Bool { !text.utf8.contains { $0 >= 0x80 } }
+}

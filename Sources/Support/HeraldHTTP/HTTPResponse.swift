@@ -28,8 +28,8 @@ public struct HTTPResponse: Sendable {
     /// - Parameter name: The header name to look for.
     /// - Returns: The value, or `nil` when the header is absent.
     public func header(_ name: String) -> String? {
-        let wanted = name.lowercased()
-        return headers.first { $0.name.lowercased() == wanted }?.value
+        for header in headers where HTTPHeader.namesEqual(header.name, name) { return header.value }
+        return nil
     }
 
     /// The body decoded as UTF-8 (invalid sequences are replaced).

@@ -98,17 +98,31 @@ final class HeaderList {
         self.headers = headers
         var hasContentType = false
         var hasExpect = false
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
         for header in headers {
-            let lower = header.name.lowercased()
-            if lower == "content-type" { hasContentType = true }
-            if lower == "expect" { hasExpect = true }
-            append(header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)")
+            if !hasContentType && HTTPHeader.namesEqual(header.name, "content-type") { hasContentType = true }
+            if !hasExpect && HTTPHeader.namesEqual(header.name, "expect") { hasExpect = true }
+            // "name: value", or "name;" for an empty value (libcurl's way to send one), NUL-terminated.
+            line.removeAll(keepingCapacity: true)
+            line.append(contentsOf: header.name.utf8)
+            if header.value.isEmpty {
+                line.append(UInt8(ascii: ";"))
+            } else {
+                line.append(UInt8(ascii: ":"))
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: header.value.utf8)
+            }
+            line.append(0)
+            line.withUnsafeBufferPointer { bytes in
+                bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { append($0) }
+            }
         }
         if !hasExpect { append("Expect:") }
         if !hasContentType { append("Content-Type:") }
     }
 
-    private func append(_ line: String) {
+    private func append(_ line: UnsafePointer<CChar>) {
         if let next = curl_slist_append(list, line) { list = next } else { complete = false }
     }
 
