@@ -24,17 +24,18 @@ final class VAPIDTokenCache: Sendable {
         let nowSeconds = now.secondsSince1970
         let life = max(1, lifetime.components.seconds)
         let margin = min(600, life / 2)
-        if let hit = entries.withLock({ $0[cacheKey] }), nowSeconds < hit.expiresAt - margin {
-            return (hit.authorization, hit.token)
-        }
-        let exp = nowSeconds + life
-        let token = try VAPID.token(audience: audience, expiresAt: exp, subject: subject, key: key.privateKey)
-        let entry = Entry(
-            authorization: VAPID.authorization(token: token, publicKey: key.publicKey), token: token, expiresAt: exp)
-        entries.withLock { all in
+        // Check, sign and store under one lock: concurrent first sends to an origin share one
+        // token instead of each minting their own (signing happens once per origin per lifetime).
+        let entry = try entries.withLock { (all: inout [String: Entry]) throws(CryptoError) -> Entry in
+            if let hit = all[cacheKey], nowSeconds < hit.expiresAt - margin { return hit }
+            let exp = nowSeconds + life
+            let token = try VAPID.token(audience: audience, expiresAt: exp, subject: subject, key: key.privateKey)
+            let fresh = Entry(
+                authorization: VAPID.authorization(token: token, publicKey: key.publicKey), token: token, expiresAt: exp)
             if all.count >= VAPIDTokenCache.maxEntries { all = all.filter { nowSeconds < $0.value.expiresAt - margin } }
             if all.count >= VAPIDTokenCache.maxEntries { all.removeAll() }
-            all[cacheKey] = entry
+            all[cacheKey] = fresh
+            return fresh
         }
         return (entry.authorization, entry.token)
     }
