@@ -48,13 +48,9 @@ public struct NtfyChannel: Channel {
 
     /// Publishes one message per device (ntfy's JSON publish API).
     public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
-        await withTaskGroup(of: DeliveryResult.self) { group in
-            for target in request.targets {
-                group.addTask { await publish(request.notification, to: target) }
-            }
-            var results: [DeliveryResult] = []
-            for await r in group { results.append(r) }
-            return results
+        // At most 32 requests in flight, run on the HTTP client's event loop.
+        await ConcurrentMap.map(request.targets, limit: 32, executor: http.taskExecutor()) { target in
+            await publish(request.notification, to: target)
         }
     }
 

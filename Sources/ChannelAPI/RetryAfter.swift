@@ -1,4 +1,5 @@
 import Foundation
+import HeraldHTTP
 
 /// Reading a provider's "try again later" signal.
 public enum RetryAfter {
@@ -16,5 +17,12 @@ public enum RetryAfter {
             }
         }
         return nil
+    }
+}
+
+extension RetryAfter {
+    /// The `Retry-After` header of `response`, relative to `now`; nil when absent or unreadable.
+    public static func parse(_ response: HTTPResponse, now: Date) -> Duration? {
+        response.header("retry-after").flatMap { parse($0, now: now) }
     }
 }

@@ -188,35 +188,9 @@ public final class APNsChannel: Channel {
         // The sends run on the HTTP client's event loop (a TaskExecutor): requests go straight to
         // libcurl and answers resume without a thread hop. The group's parent runs there too, so that
         // collecting a result and starting the next send does not hop to the global executor and back.
-        let executor = http.taskExecutor()
-        return await withTaskExecutorPreference(executor) {
-            await sendGroup(indices, targets, prepared, token, executor)
-        }
-    }
-
-    private func sendGroup(
-        _ indices: [Int], _ targets: [DeliveryTarget], _ prepared: APNsPreparedNotification, _ token: APNsProviderToken,
-        _ executor: any TaskExecutor
-    ) async -> [(Int, Sent)] {
-        await withTaskGroup(of: (Int, Sent).self) { group in
-            var next = 0
-            var out: [(Int, Sent)] = []
-            out.reserveCapacity(indices.count)
-            while next < indices.count, next < APNsChannel.maxConcurrentRequests {
-                let i = indices[next]
-                group.addTask(executorPreference: executor) { (i, await self.send(targets[i], prepared, token)) }
-                next += 1
-            }
-            while let r = await group.next() {
-                out.append(r)
-                if next < indices.count {
-                    let i = indices[next]
-                    group.addTask(executorPreference: executor) { (i, await self.send(targets[i], prepared, token)) }
-                    next += 1
-                }
-            }
-            return out
-        }
+        return await ConcurrentMap.map(
+            indices, limit: APNsChannel.maxConcurrentRequests, executor: http.taskExecutor()
+        ) { i in (i, await self.send(targets[i], prepared, token)) }
     }
 
     /// Sends to one target, renewing the provider token once on `ExpiredProviderToken`.
@@ -255,7 +229,7 @@ public final class APNsChannel: Channel {
             do {
                 let response = try await http.send(request)
                 status = response.status
-                let after = response.header("retry-after").flatMap { RetryAfter.parse($0, now: clock.now()) }
+                let after = RetryAfter.parse(response, now: clock.now())
                 outcome = APNsResponseClassifier.classify(
                     status: response.status, body: response.body, apnsID: response.header("apns-id"),
                     retryAfter: after, activityToken: prepared.activityPushToken != nil)

@@ -124,36 +124,10 @@ public struct FCMChannel: Channel {
         // libcurl and answers resume without a thread hop. Bodies were built above, off the loop.
         // The group's parent runs on the loop too, so collecting a result and starting the next send
         // does not hop to the global executor and back.
-        let executor = http.taskExecutor()
-        return await withTaskExecutorPreference(executor) { [results] in
-            await sendGroup(ready, results, token, executor)
+        let sent = await ConcurrentMap.map(ready, limit: FCMChannel.maximumInFlight, executor: http.taskExecutor()) {
+            ready in await self.send(ready.0, body: ready.1, token: token)
         }
-    }
-
-    private func sendGroup(
-        _ ready: [(DeliveryTarget, [UInt8])], _ initial: [DeliveryResult], _ token: FCMAccessToken,
-        _ executor: any TaskExecutor
-    ) async -> [DeliveryResult] {
-        var results = initial
-        let count = ready.count + initial.count
-        return await withTaskGroup(of: DeliveryResult.self, returning: [DeliveryResult].self) { group in
-            results.reserveCapacity(count)
-            var next = 0
-            while next < ready.count, next < FCMChannel.maximumInFlight {
-                let (t, b) = ready[next]
-                group.addTask(executorPreference: executor) { await self.send(t, body: b, token: token) }
-                next += 1
-            }
-            while let r = await group.next() {
-                results.append(r)
-                if next < ready.count {
-                    let (t, b) = ready[next]
-                    group.addTask(executorPreference: executor) { await self.send(t, body: b, token: token) }
-                    next += 1
-                }
-            }
-            return results
-        }
+        return results + sent
     }
 
     /// A request body, or the result that replaces sending it.

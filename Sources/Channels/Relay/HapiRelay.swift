@@ -79,7 +79,7 @@ struct HapiRelay: Sendable {
     }
 
     func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
-        await RelaySupport.forEachConcurrently(request.targets, limit: 64) { target in
+        await ConcurrentMap.map(request.targets, limit: 64) { target in
             await self.send(request.notification, to: target)
         }
     }
@@ -104,7 +104,7 @@ struct HapiRelay: Sendable {
             let response = try await context.http.send(http)
             let result = HapiRelay.classify(
                 target, status: response.status, body: response.body,
-                retryAfter: RelaySupport.retryAfter(response, now: context.clock.now()))
+                retryAfter: RetryAfter.parse(response, now: context.clock.now()))
             if result.outcome != .delivered {
                 context.logger.info(
                     "hapi relay did not deliver", ["device": device.deviceId, "reason": result.reason ?? ""])

@@ -172,7 +172,7 @@ struct HomeAssistantRelay: Sendable {
 
     func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
         let notification = request.notification
-        return await RelaySupport.forEachConcurrently(request.targets, limit: 32) { target in
+        return await ConcurrentMap.map(request.targets, limit: 32) { target in
             await self.send(notification, to: target)
         }
     }
@@ -203,7 +203,7 @@ struct HomeAssistantRelay: Sendable {
             let now = context.clock.now()
             return HomeAssistantRelay.classify(
                 target, status: response.status, body: response.body, now: now,
-                retryAfter: RelaySupport.retryAfter(response, now: now))
+                retryAfter: RetryAfter.parse(response, now: now))
         } catch {
             return .retry(target, reason: RelaySupport.transportReason(error))
         }

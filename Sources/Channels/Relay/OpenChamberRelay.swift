@@ -205,7 +205,7 @@ final class OpenChamberRelay: Sendable {
         }
         let notification = request.notification
         let badge = request.effectiveBadge
-        let sent = await RelaySupport.forEachConcurrently(batches, limit: 8) { batch in
+        let sent = await ConcurrentMap.map(batches, limit: 8) { batch in
             await self.send(batch.targets, env: batch.env, notification: notification, badge: badge, key: key)
         }
         return results + sent.flatMap { $0 }
@@ -239,7 +239,7 @@ final class OpenChamberRelay: Sendable {
         }
         return OpenChamberSigning.classify(
             byToken: byToken, status: response.status, body: response.body,
-            retryAfter: RelaySupport.retryAfter(response, now: context.clock.now()))
+            retryAfter: RetryAfter.parse(response, now: context.clock.now()))
     }
 }
 

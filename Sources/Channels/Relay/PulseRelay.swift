@@ -87,7 +87,7 @@ struct PulseRelay: Sendable {
         let revision = nextRevision(
             ref: activity.ref, proposed: activity.requestedRevision ?? context.clock.now().millisecondsSince1970)
         let notification = request.notification
-        return await RelaySupport.forEachConcurrently(request.targets, limit: 32) { target in
+        return await ConcurrentMap.map(request.targets, limit: 32) { target in
             await self.send(activity, revision: revision, notification: notification, to: target)
         }
     }
@@ -121,7 +121,7 @@ struct PulseRelay: Sendable {
             let body = activity.body(revision: revision, dropAlert: dropAlert)
             let seconds = context.clock.now().secondsSince1970
             let auth = PulseAuth.header(
-                key: key, path: path, seconds: seconds, requestId: RelaySupport.uuid(context.random), body: body)
+                key: key, path: path, seconds: seconds, requestId: UUIDGenerator.make(random: context.random), body: body)
             let response: HTTPResponse
             do {
                 response = try await context.http.send(
@@ -154,7 +154,7 @@ struct PulseRelay: Sendable {
             case 404, 409, 429, 500...599:
                 return .retry(
                     target, status: status, reason: reason,
-                    retryAfter: RelaySupport.retryAfter(response, now: context.clock.now()))
+                    retryAfter: RetryAfter.parse(response, now: context.clock.now()))
             default:
                 return .failed(target, status: status, reason: reason)
             }

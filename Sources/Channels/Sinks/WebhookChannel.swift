@@ -86,7 +86,7 @@ public struct WebhookChannel: Channel {
             case 200..<300:
                 return [.delivered(target, status: response.status)]
             case 429, 500...599:
-                let after = response.header("retry-after").flatMap { RetryAfter.parse($0, now: clock.now()) }
+                let after = RetryAfter.parse(response, now: clock.now())
                 return [
                     .retry(
                         target, status: response.status, reason: "receiver answered \(response.status)",

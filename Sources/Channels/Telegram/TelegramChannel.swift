@@ -82,24 +82,11 @@ public struct TelegramChannel: Channel {
             }
         }
 
-        var results: [DeliveryResult] = []
         let batch = TelegramBatch()
-        await withTaskGroup(of: DeliveryResult?.self) { group in
-            var next = 0
-            func add() {
-                let job = jobs[next]
-                next += 1
-                group.addTask {
-                    await self.run(job: job, notification: notification, batch: batch)
-                }
-            }
-            while next < min(concurrency, jobs.count) { add() }
-            while let result = await group.next() {
-                if let result { results.append(result) }
-                if next < jobs.count { add() }
-            }
+        let results = await ConcurrentMap.map(jobs, limit: concurrency) { job in
+            await self.run(job: job, notification: notification, batch: batch)
         }
-        return results
+        return results.compactMap { $0 }
     }
 
     /// One send; nil for a static chat (its outcome is logged).

@@ -119,21 +119,9 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         ]
         if let topic = WebPushHeaders.topic(for: n.collapseTag) { headers.append(HTTPHeader("Topic", topic)) }
         let common = headers
-        return await withTaskGroup(of: DeliveryResult.self) { group in
-            var pending = request.targets.makeIterator()
-            var results: [DeliveryResult] = []
-            results.reserveCapacity(request.targets.count)
-            for _ in 0..<WebPushChannel.maxInFlight {
-                guard let t = pending.next() else { break }
-                group.addTask { await self.deliverOne(t, ring: ring, payload: base, headers: common) }
-            }
-            while let r = await group.next() {
-                results.append(r)
-                if let t = pending.next() {
-                    group.addTask { await self.deliverOne(t, ring: ring, payload: base, headers: common) }
-                }
-            }
-            return results
+        // Encryption dominates each send, so the window runs on the global executor.
+        return await ConcurrentMap.map(request.targets, limit: WebPushChannel.maxInFlight) { t in
+            await self.deliverOne(t, ring: ring, payload: base, headers: common)
         }
     }
 
