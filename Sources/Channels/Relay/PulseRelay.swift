@@ -121,7 +121,8 @@ struct PulseRelay: Sendable {
             let body = activity.body(revision: revision, dropAlert: dropAlert)
             let seconds = context.clock.now().secondsSince1970
             let auth = PulseAuth.header(
-                key: key, path: path, seconds: seconds, requestId: UUIDGenerator.make(random: context.random), body: body)
+                key: key, path: path, seconds: seconds, requestId: UUIDGenerator.make(random: context.random),
+                body: body)
             let response: HTTPResponse
             do {
                 response = try await context.http.send(

@@ -42,14 +42,6 @@ public struct WebhookChannel: Channel {
             url: url, key: key, http: context.http, clock: context.clock, logger: context.logger.withSecrets([secret]))
     }
 
-    init(url: String, key: [UInt8], http: HTTPClient, clock: any HeraldClock, logger: ChannelLogger) {
-        self.url = url
-        self.key = key
-        self.http = http
-        self.clock = clock
-        self.logger = logger
-    }
-
     /// Decodes a `whsec_<base64>` secret (the prefix is optional).
     public static func decodeSecret(_ secret: String) throws -> [UInt8] {
         let body = secret.hasPrefix("whsec_") ? String(secret.dropFirst(6)) : secret

@@ -31,7 +31,8 @@ final class VAPIDTokenCache: Sendable {
             let exp = nowSeconds + life
             let token = try VAPID.token(audience: audience, expiresAt: exp, subject: subject, key: key.privateKey)
             let fresh = Entry(
-                authorization: VAPID.authorization(token: token, publicKey: key.publicKey), token: token, expiresAt: exp)
+                authorization: VAPID.authorization(token: token, publicKey: key.publicKey), token: token, expiresAt: exp
+            )
             if all.count >= VAPIDTokenCache.maxEntries { all = all.filter { nowSeconds < $0.value.expiresAt - margin } }
             if all.count >= VAPIDTokenCache.maxEntries { all.removeAll() }
             all[cacheKey] = fresh
