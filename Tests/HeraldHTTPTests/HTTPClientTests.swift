@@ -127,6 +127,93 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    @Test("A batch keeps the order of its requests, fails an invalid one alone and shares one connection")
+    func batchOrderAndErrors() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile, maxConnectionsPerHost: 4))
+        try await server.route("/ok", [.json(200, #"{"ok":true}"#, headers: ["x-id": "fine"])])
+        try await server.route("/gone", [.json(410, #"{"reason":"Unregistered"}"#)])
+        let requests = (0..<40).map { i in
+            var request = HTTPRequest(
+                url: server.baseURL + (i % 3 == 0 ? "/gone/\(i)" : "/ok/\(i)"), body: Array("\(i)".utf8))
+            if i == 7 { request.headers = [HTTPHeader("x-bad", "a\r\nb")] }
+            return request
+        }
+        let results = await client.send(all: requests, maxInFlight: 10)
+        #expect(results.count == 40)
+        for (i, result) in results.enumerated() {
+            switch result {
+            case .success(let response):
+                #expect(i != 7)
+                #expect(response.status == (i % 3 == 0 ? 410 : 200), "request \(i)")
+                if i % 3 != 0 { #expect(response.header("x-id") == "fine") }
+            case .failure(let error):
+                #expect(i == 7)
+                #expect(error.code == .invalidRequest)
+            }
+        }
+        let recorded = try await server.requests()
+        #expect(recorded.count == 39)
+        #expect(
+            Set(recorded.map { String(decoding: $0.body, as: UTF8.self) })
+                == Set((0..<40).filter { $0 != 7 }.map(String.init)))
+        #expect(Set(recorded.map(\.connectionID)).count == 1)
+        #expect(await client.send(all: [], maxInFlight: 5).isEmpty)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("A batch keeps at most maxInFlight requests in flight, and cancelling its task aborts the rest")
+    func batchWindowAndCancellation() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        let requests = (0..<12).map { HTTPRequest(url: server.baseURL + "/slow/\($0)") }
+        let task = Task { await client.send(all: requests, maxInFlight: 3) }
+        #expect(try await eventually { try await server.requests().count == 3 })
+        // The window stays full but is never exceeded while the three hang.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await server.requests().count == 3)
+        task.cancel()
+        let results = await task.value
+        #expect(results.count == 12)
+        #expect(
+            results.allSatisfy { result in
+                if case .failure(let error) = result { return error.code == .cancelled }
+                return false
+            })
+        #expect(try await server.requests().count == 3)
+        try await server.route("/fast", [.json(200, "{}")])
+        let after = await client.send(all: [HTTPRequest(url: server.baseURL + "/fast")], maxInFlight: 1)
+        #expect((try? after[0].get().status) == 200)
+        await client.shutdown()
+        await server.stop()
+    }
+
+    @Test("Shutdown fails a running batch with .shutdown, and later batches too")
+    func batchShutdown() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        let requests = (0..<8).map { HTTPRequest(url: server.baseURL + "/slow/\($0)") }
+        let task = Task { await client.send(all: requests, maxInFlight: 4) }
+        #expect(try await eventually { try await server.requests().count == 4 })
+        await client.shutdown()
+        func allShutdown(_ results: [Result<HTTPResponse, HTTPError>]) -> Bool {
+            results.allSatisfy { result in
+                if case .failure(let error) = result { return error.code == .shutdown }
+                return false
+            }
+        }
+        let results = await task.value
+        #expect(results.count == 8)
+        #expect(allShutdown(results))
+        let later = await client.send(all: requests, maxInFlight: 4)
+        #expect(later.count == 8)
+        #expect(allShutdown(later))
+        await server.stop()
+    }
+
     @Test("Sequential requests reuse the connection")
     func sequentialReuse() async throws {
         let server = try await FakeHTTPServer.start()

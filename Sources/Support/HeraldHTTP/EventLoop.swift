@@ -33,7 +33,7 @@ final class ClientStats: Sendable {
 /// - Everything other threads touch lives in the `shared` mutex or is immutable.
 final class EventLoop: @unchecked Sendable {
     private struct Shared {
-        var pending: [Job] = []
+        var pending: [Work] = []
         var executorJobs: [UnownedJob] = []
         var cancels: [RequestToken] = []
         var wakeupPending = false
@@ -49,10 +49,14 @@ final class EventLoop: @unchecked Sendable {
     private let shared = Mutex(Shared())
 
     // Loop-thread-only state.
+    /// Single requests in flight, by their token (for cancellation).
     private var transfers: [ObjectIdentifier: Transfer] = [:]
+    /// Batches with requests still to start or in flight, by their token.
+    private var batches: [ObjectIdentifier: BatchJob] = [:]
     private var byEasy: [UnsafeMutableRawPointer: Transfer] = [:]
     private var pool: [EasyHandle] = []
-    private var cachedHeaderList: HeaderList?
+    /// Set once the loop is stopping: batches then fail their unstarted requests instead of starting them.
+    private var stopping = false
     /// Executor jobs enqueued from the loop thread itself (resumed callers); run before the next poll.
     private var localJobs: [UnownedJob] = []
     private var exiting = false
@@ -104,16 +108,31 @@ final class EventLoop: @unchecked Sendable {
             begin(job)
             return
         }
-        let accepted = shared.withLock { shared in
+        if !enqueue(.single(job)) { job.continuation.resume(returning: .failure(Self.shutdownError)) }
+    }
+
+    /// Hands a batch to the loop; resumes it with `.shutdown` for every request when the loop is stopping.
+    func submit(_ batch: BatchJob) {
+        if isLoopThread && !exiting {
+            start(batch)
+            return
+        }
+        if !enqueue(.batch(batch)) {
+            batch.continuation.resume(
+                returning: Array(repeating: .failure(Self.shutdownError), count: batch.items.count))
+        }
+    }
+
+    private func enqueue(_ work: Work) -> Bool {
+        shared.withLock { shared in
             if shared.stopRequested { return false }
-            shared.pending.append(job)
+            shared.pending.append(work)
             wakeLocked(&shared)
             return true
         }
-        if !accepted { job.continuation.resume(returning: .failure(Self.shutdownError)) }
     }
 
-    /// Asks the loop to abort the transfer belonging to `token`, if it still runs.
+    /// Asks the loop to abort the transfer (or batch) belonging to `token`, if it still runs.
     func cancel(_ token: RequestToken) {
         shared.withLock { shared in
             if shared.stopRequested { return }
@@ -200,9 +219,18 @@ final class EventLoop: @unchecked Sendable {
                 localJobs.removeAll(keepingCapacity: true)
                 runExecutorJobs(batch)
             }
-            for job in jobs { begin(job) }
+            for work in jobs {
+                switch work {
+                case .single(let job): begin(job)
+                case .batch(let batch): start(batch)
+                }
+            }
             for token in cancels {
-                if let transfer = transfers[ObjectIdentifier(token)] { finish(transfer, .failure(Self.cancelledError)) }
+                if let transfer = transfers[ObjectIdentifier(token)] {
+                    finish(transfer, .failure(Self.cancelledError))
+                } else if let batch = batches[ObjectIdentifier(token)] {
+                    cancel(batch)
+                }
             }
             if stop { break }
             _ = curl_multi_perform(multi, &running)
@@ -211,14 +239,22 @@ final class EventLoop: @unchecked Sendable {
             if localJobs.isEmpty { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
         // Stopping: no job can be queued any more and nobody calls curl_multi_wakeup.
+        stopping = true
         let leftovers = shared.withLock { shared in
             defer { shared.pending.removeAll() }
             return shared.pending
         }
-        for job in leftovers { job.continuation.resume(returning: .failure(Self.shutdownError)) }
-        for transfer in Array(transfers.values) { finish(transfer, .failure(Self.shutdownError)) }
+        for work in leftovers {
+            switch work {
+            case .single(let job): job.continuation.resume(returning: .failure(Self.shutdownError))
+            case .batch(let batch):
+                batch.continuation.resume(
+                    returning: Array(repeating: .failure(Self.shutdownError), count: batch.items.count))
+            }
+        }
+        for transfer in Array(byEasy.values) { finish(transfer, .failure(Self.shutdownError)) }
+        for batch in Array(batches.values) { pump(batch) }
         pool.removeAll()
-        cachedHeaderList = nil
         curl_multi_cleanup(multi)
         // Tasks that prefer this loop keep running on the global executor from now on.
         exiting = true
@@ -278,47 +314,107 @@ final class EventLoop: @unchecked Sendable {
             stats.connectionsOpened.add(connects, ordering: .relaxed)
         }
         transfer.releaseHeaders()
-        transfers[ObjectIdentifier(transfer.job.token)] = nil
         byEasy[handle] = nil
         pool.append(transfer.easy)
-        transfer.job.continuation.resume(returning: result)
+        switch transfer.completion {
+        case .single(let token, let continuation):
+            transfers[ObjectIdentifier(token)] = nil
+            continuation.resume(returning: result)
+        case .batch(let batch, let index):
+            batch.inFlight -= 1
+            record(batch, index, result)
+            pump(batch)
+        }
     }
 
-    /// Configures a pooled easy handle for `job` and adds it to the multi handle.
+    // MARK: Batches
+
+    private func start(_ batch: BatchJob) {
+        batches[ObjectIdentifier(batch.token)] = batch
+        pump(batch)
+    }
+
+    /// Starts the batch's next requests up to its limit; resumes its caller once every request is done.
+    private func pump(_ batch: BatchJob) {
+        if stopping || batch.token.isCancelled {
+            let error = stopping ? Self.shutdownError : Self.cancelledError
+            while batch.next < batch.items.count {
+                record(batch, batch.next, .failure(error))
+                batch.next += 1
+            }
+        }
+        while batch.inFlight < batch.limit, batch.next < batch.items.count {
+            let index = batch.next
+            batch.next += 1
+            let item = batch.items[index]
+            if let failure = launch(item.request, item.headerList, .batch(batch, index)) {
+                record(batch, index, .failure(failure))
+            } else {
+                batch.inFlight += 1
+            }
+        }
+        if batch.done == batch.items.count, batches.removeValue(forKey: ObjectIdentifier(batch.token)) != nil {
+            batch.continuation.resume(returning: batch.results.map { $0 ?? .failure(Self.shutdownError) })
+        }
+    }
+
+    private func record(_ batch: BatchJob, _ index: Int, _ result: TransferResult) {
+        batch.results[index] = result
+        batch.done += 1
+    }
+
+    /// Fails the batch's unstarted requests and aborts its running ones.
+    private func cancel(_ batch: BatchJob) {
+        while batch.next < batch.items.count {
+            record(batch, batch.next, .failure(Self.cancelledError))
+            batch.next += 1
+        }
+        for transfer in Array(byEasy.values) where transfer.batch === batch {
+            finish(transfer, .failure(Self.cancelledError))
+        }
+        pump(batch)
+    }
+
+    /// Starts a single request, or resumes its caller with the reason it could not start.
     private func begin(_ job: Job) {
         if job.token.isCancelled {
             job.continuation.resume(returning: .failure(Self.cancelledError))
             return
         }
+        if let failure = launch(job.request, job.headerList, .single(job.token, job.continuation)) {
+            job.continuation.resume(returning: .failure(failure))
+        }
+    }
+
+    /// Configures a pooled easy handle for `request` and adds it to the multi handle. Returns the error
+    /// when the transfer could not start (then `completion` is not called).
+    private func launch(_ request: HTTPRequest, _ headerList: HeaderList, _ completion: Completion) -> HTTPError? {
         guard let easy = pool.popLast() ?? EasyHandle() else {
-            job.continuation.resume(returning: .failure(HTTPError(.transport, "curl_easy_init failed")))
-            return
+            return HTTPError(.transport, "curl_easy_init failed")
         }
         curl_easy_reset(easy.handle)
         easy.errorBuffer.pointee = 0
-        let request = job.request
         let transfer = Transfer(
-            job: job, easy: easy, limit: max(0, request.maxResponseBytes ?? settings.maxResponseBytes))
-        if let error = configure(transfer, request) {
+            completion: completion, easy: easy, limit: max(0, request.maxResponseBytes ?? settings.maxResponseBytes))
+        if let error = configure(transfer, request, headerList) {
             transfer.releaseHeaders()
             pool.append(easy)
-            job.continuation.resume(returning: .failure(error))
-            return
+            return error
         }
         let code = curl_multi_add_handle(multi, easy.handle)
         if code != CURLM_OK {
             transfer.releaseHeaders()
             pool.append(easy)
             let text = String(cString: curl_multi_strerror(code))
-            job.continuation.resume(returning: .failure(HTTPError(.transport, text, curlCode: Int(code.rawValue))))
-            return
+            return HTTPError(.transport, text, curlCode: Int(code.rawValue))
         }
-        transfers[ObjectIdentifier(job.token)] = transfer
+        if case .single(let token, _) = completion { transfers[ObjectIdentifier(token)] = transfer }
         byEasy[easy.handle] = transfer
+        return nil
     }
 
     /// Sets every option of one transfer; returns an error when libcurl rejects one.
-    private func configure(_ transfer: Transfer, _ request: HTTPRequest) -> HTTPError? {
+    private func configure(_ transfer: Transfer, _ request: HTTPRequest, _ headerList: HeaderList) -> HTTPError? {
         let handle = transfer.easy.handle
         var failed: CURLcode = CURLE_OK
         func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
@@ -340,14 +436,7 @@ final class EventLoop: @unchecked Sendable {
         setString(CURLOPT_USERAGENT, settings.userAgent)
         check(herald_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(transfer.limit)))
 
-        // Headers: consecutive requests usually carry the same ones, so the last list is reused.
-        let headerList: HeaderList
-        if let cached = cachedHeaderList, cached.headers == request.headers {
-            headerList = cached
-        } else {
-            headerList = HeaderList(request.headers)
-            cachedHeaderList = headerList
-        }
+        // Headers: the list was built by the caller, off this thread.
         if !headerList.complete { failed = CURLE_OUT_OF_MEMORY }
         transfer.headerList = headerList
         check(herald_curl_easy_setopt_ptr(handle, CURLOPT_HTTPHEADER, headerList.list))

@@ -70,6 +70,7 @@ public final class HTTPClient: Sendable {
             loops.first(where: \.isLoopThread)
             ?? loops[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
         let token = RequestToken()
+        let headerList = HeaderList(request.headers)
         let result = await withTaskCancellationHandler {
             // Unsafe (unchecked) continuation: every Job is resumed exactly once, by whichever of submit,
             // begin, finish or the shutdown path takes it out of the loop's bookkeeping.
@@ -78,12 +79,66 @@ public final class HTTPClient: Sendable {
                     continuation.resume(returning: .failure(EventLoop.cancelledError))
                     return
                 }
-                loop.submit(Job(request: request, token: token, continuation: continuation))
+                loop.submit(
+                    Job(request: request, headerList: headerList, token: token, continuation: continuation))
             }
         } onCancel: {
             if token.cancel() { loop.cancel(token) }
         }
         return try result.get().response()
+    }
+
+    /// Sends many requests through one event loop, with at most `maxInFlight` of them in flight at once,
+    /// and waits for all of them.
+    ///
+    /// This is the fan-out path: the loop starts the next request as soon as one finishes, and the caller
+    /// is resumed once with every result. Building the requests and parsing the responses happen on the
+    /// calling task's thread, so the event loop only drives libcurl. Results keep the order of `requests`;
+    /// an invalid request fails alone with `.invalidRequest`. Cancelling the calling task aborts every
+    /// request of the batch that has not finished.
+    /// - Parameters:
+    ///   - requests: The requests.
+    ///   - maxInFlight: Most requests of this batch in flight at once (at least 1).
+    /// - Returns: One result per request, in order: the response (any HTTP status), or the ``HTTPError``
+    ///   that ``send(_:)`` would have thrown.
+    public func send(all requests: [HTTPRequest], maxInFlight: Int) async -> [Result<HTTPResponse, HTTPError>] {
+        var results = [Result<HTTPResponse, HTTPError>?](repeating: nil, count: requests.count)
+        var items: [BatchItem] = []
+        var positions: [Int] = []
+        items.reserveCapacity(requests.count)
+        positions.reserveCapacity(requests.count)
+        for (i, request) in requests.enumerated() {
+            do throws(HTTPError) {
+                try Curl.validate(request)
+                items.append(BatchItem(request: request, headerList: HeaderList(request.headers)))
+                positions.append(i)
+            } catch {
+                results[i] = .failure(error)
+            }
+        }
+        if !items.isEmpty {
+            let loop =
+                loops.first(where: \.isLoopThread)
+                ?? loops[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
+            let token = RequestToken()
+            let count = items.count
+            let raw = await withTaskCancellationHandler {
+                // Unsafe continuation: the loop resumes a batch exactly once, when its last request is done
+                // (or at once, when the loop has stopped).
+                await withUnsafeContinuation { (continuation: UnsafeContinuation<[TransferResult], Never>) in
+                    guard token.markSubmitted() else {
+                        continuation.resume(
+                            returning: Array(repeating: .failure(EventLoop.cancelledError), count: count))
+                        return
+                    }
+                    loop.submit(BatchJob(items: items, limit: maxInFlight, token: token, continuation: continuation))
+                }
+            } onCancel: {
+                if token.cancel() { loop.cancel(token) }
+            }
+            for (k, result) in raw.enumerated() { results[positions[k]] = result.map { $0.response() } }
+        }
+        return results.map { $0 ?? .failure(EventLoop.shutdownError) }
     }
 
     /// Shuts the client down: in-flight and queued requests fail with `.shutdown`, the loop threads are

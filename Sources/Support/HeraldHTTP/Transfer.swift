@@ -56,11 +56,58 @@ final class RequestToken: Sendable {
     var isCancelled: Bool { state.load(ordering: .acquiring) == Self.cancelled }
 }
 
-/// A request on its way to an event loop.
+/// A request on its way to an event loop. Its header list is built by the caller, off the loop thread.
 struct Job: Sendable {
     let request: HTTPRequest
+    let headerList: HeaderList
     let token: RequestToken
     let continuation: UnsafeContinuation<TransferResult, Never>
+}
+
+/// One request of a ``BatchJob``: the request and its header list, built by the caller.
+struct BatchItem: Sendable {
+    let request: HTTPRequest
+    let headerList: HeaderList
+}
+
+/// Many requests handed to one loop at once. The loop keeps at most `limit` of them in flight, starts the
+/// next as one finishes, and resumes the caller once with every result, so a fan-out costs the loop no
+/// task, continuation or executor hop per request.
+///
+/// `@unchecked Sendable`: the immutable parts are set before submission; `results`, `next`, `inFlight`
+/// and `done` are touched only by the loop thread after submission.
+final class BatchJob: @unchecked Sendable {
+    let items: [BatchItem]
+    let limit: Int
+    let token: RequestToken
+    let continuation: UnsafeContinuation<[TransferResult], Never>
+    var results: [TransferResult?]
+    /// The next item to start.
+    var next = 0
+    var inFlight = 0
+    var done = 0
+
+    init(
+        items: [BatchItem], limit: Int, token: RequestToken, continuation: UnsafeContinuation<[TransferResult], Never>
+    ) {
+        self.items = items
+        self.limit = max(1, limit)
+        self.token = token
+        self.continuation = continuation
+        results = Array(repeating: nil, count: items.count)
+    }
+}
+
+/// Work queued for a loop, in submission order.
+enum Work: Sendable {
+    case single(Job)
+    case batch(BatchJob)
+}
+
+/// Whom a finished transfer reports to.
+enum Completion {
+    case single(RequestToken, UnsafeContinuation<TransferResult, Never>)
+    case batch(BatchJob, Int)
 }
 
 /// A pooled libcurl easy handle plus its error buffer. Used only on its event loop's thread.
@@ -85,8 +132,10 @@ final class EasyHandle {
 }
 
 /// A libcurl header list built from a request's headers, freed when the last transfer using it is done.
-/// Used only on its event loop's thread.
-final class HeaderList {
+///
+/// `@unchecked Sendable`: it is built by the caller and never changed afterwards; the loop thread only
+/// hands `list` to libcurl, which reads it while the transfer runs.
+final class HeaderList: @unchecked Sendable {
     let headers: [HTTPHeader]
     private(set) var list: UnsafeMutablePointer<curl_slist>?
     /// Whether every line could be appended (false means out of memory).
@@ -133,7 +182,7 @@ final class HeaderList {
 
 /// One in-flight transfer. Owned by the event loop's thread; libcurl callbacks receive it unretained.
 final class Transfer {
-    let job: Job
+    let completion: Completion
     let easy: EasyHandle
     let limit: Int
     var headerList: HeaderList?
@@ -141,11 +190,17 @@ final class Transfer {
     var body: [UInt8] = []
     var tooLarge = false
 
-    init(job: Job, easy: EasyHandle, limit: Int) {
-        self.job = job
+    init(completion: Completion, easy: EasyHandle, limit: Int) {
+        self.completion = completion
         self.easy = easy
         self.limit = limit
         headerBytes.reserveCapacity(512)
+    }
+
+    /// The batch this transfer belongs to, if any.
+    var batch: BatchJob? {
+        if case .batch(let batch, _) = completion { return batch }
+        return nil
     }
 
     /// Drops this transfer's hold on the request header list.
