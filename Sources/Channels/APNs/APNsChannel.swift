@@ -181,92 +181,152 @@ public final class APNsChannel: Channel {
         var configError = false
     }
 
+    /// One target ready to send: its request parts, fixed across a provider-token renewal.
+    private struct Outgoing {
+        var index: Int
+        var target: DeliveryTarget
+        var device: Device
+        var environment: APNsEnvironment
+        var url: String
+        var apnsID: String
+        var body: [UInt8]
+    }
+
+    /// What one response means for its target.
+    private enum Answer {
+        case done(Sent)
+        /// `ExpiredProviderToken`: renew the token and send again.
+        case expired(status: Int?)
+    }
+
+    /// Sends to the targets at `indices` as one batch of the HTTP client (at most
+    /// ``maxConcurrentRequests`` in flight), renewing the provider token once on `ExpiredProviderToken`.
+    ///
+    /// Requests are built and answers classified here, on the calling task; the event loop only drives
+    /// the transfers.
     private func sendAll(
-        _ indices: [Int], _ targets: [DeliveryTarget], _ prepared: APNsPreparedNotification, _ token: APNsProviderToken
+        _ indices: [Int], _ targets: [DeliveryTarget], _ prepared: APNsPreparedNotification,
+        _ initial: APNsProviderToken
     ) async -> [(Int, Sent)] {
-        guard !indices.isEmpty else { return [] }
-        // The sends run on the HTTP client's event loop (a TaskExecutor): requests go straight to
-        // libcurl and answers resume without a thread hop. The group's parent runs there too, so that
-        // collecting a result and starting the next send does not hop to the global executor and back.
-        return await ConcurrentMap.map(
-            indices, limit: APNsChannel.maxConcurrentRequests, executor: http.taskExecutor()
-        ) { i in (i, await self.send(targets[i], prepared, token)) }
+        var out: [(Int, Sent)] = []
+        var pending: [Outgoing] = []
+        out.reserveCapacity(indices.count)
+        pending.reserveCapacity(indices.count)
+        for i in indices {
+            switch outgoing(i, targets[i], prepared) {
+            case .success(let o): pending.append(o)
+            case .failure(let failed): out.append((i, Sent(result: failed.result)))
+            }
+        }
+        var token = initial
+        var renewed = false
+        while !pending.isEmpty {
+            let requests = pending.map { o in
+                HTTPRequest(
+                    method: "POST", url: o.url, headers: prepared.headers(apnsID: o.apnsID, providerToken: token.jwt),
+                    body: o.body, maxResponseBytes: 64 * 1024)
+            }
+            let responses = await http.send(all: requests, maxInFlight: APNsChannel.maxConcurrentRequests)
+            var expired: [(Outgoing, Int?)] = []
+            var accepted: Set<APNsEnvironment> = []
+            for (o, response) in zip(pending, responses) {
+                if case .success(let r) = response, r.status != 403 { accepted.insert(o.environment) }
+                switch answer(o, response, prepared) {
+                case .done(let sent): out.append((o.index, sent))
+                case .expired(let status): expired.append((o, status))
+                }
+            }
+            if !accepted.isEmpty { warm.withLock { $0.formUnion(accepted) } }
+            pending = []
+            guard !expired.isEmpty else { break }
+            var failure: String?
+            if renewed {
+                failure = "ExpiredProviderToken (again after renewing)"
+            } else {
+                renewed = true
+                do {
+                    token = try tokens.token(replacing: token.jwt)
+                } catch {
+                    failure = "ExpiredProviderToken; renewing failed: \(error.message)"
+                }
+            }
+            if let failure {
+                for (o, status) in expired {
+                    out.append(
+                        (o.index, Sent(result: .failed(o.target, status: status, reason: failure), configError: true)))
+                }
+                break
+            }
+            pending = expired.map(\.0)
+        }
+        return out
     }
 
-    /// Sends to one target, renewing the provider token once on `ExpiredProviderToken`.
-    func send(_ target: DeliveryTarget, _ prepared: APNsPreparedNotification, _ initial: APNsProviderToken) async
-        -> Sent
-    {
-        let (result, configError) = await attempt(target, prepared, initial)
-        return Sent(result: result, configError: configError)
+    /// A target's failure before anything was sent.
+    private struct NotSent: Error {
+        var result: DeliveryResult
     }
 
-    private func attempt(
-        _ target: DeliveryTarget, _ prepared: APNsPreparedNotification, _ initial: APNsProviderToken
-    ) async -> (DeliveryResult, Bool) {
-        guard let device = target.device else { return (.failed(target, reason: "no device"), false) }
+    /// The request parts for one target, or why it cannot be sent.
+    private func outgoing(_ index: Int, _ target: DeliveryTarget, _ prepared: APNsPreparedNotification) -> Result<
+        Outgoing, NotSent
+    > {
+        guard let device = target.device else { return .failure(NotSent(result: .failed(target, reason: "no device"))) }
         guard let deviceToken = prepared.activityPushToken ?? device.token, !deviceToken.isEmpty else {
-            return (.failed(target, reason: "device has no APNs token"), false)
+            return .failure(NotSent(result: .failed(target, reason: "device has no APNs token")))
         }
         let environment = configuration.environment(for: device)
         let body: [UInt8]
         do {
             body = try prepared.body(for: device, nonce: prepared.hapiPlaintext == nil ? [] : random.bytes(12))
         } catch {
-            return (.failed(target, reason: error.reason), false)
+            return .failure(NotSent(result: .failed(target, reason: error.reason)))
         }
-        let url = configuration.url(environment: environment, token: deviceToken)
-        let apnsID = APNsPayloadBuilder.apnsID(for: target.deliveryId)
-        var token = initial
-        var renewed = false
-        while true {
-            let request = HTTPRequest(
-                method: "POST", url: url, headers: prepared.headers(apnsID: apnsID, providerToken: token.jwt),
-                body: body,
-                maxResponseBytes: 64 * 1024)
-            let outcome: APNsResponseClass
-            var status: Int?
-            do {
-                let response = try await http.send(request)
-                status = response.status
-                let after = RetryAfter.parse(response, now: clock.now())
-                outcome = APNsResponseClassifier.classify(
-                    status: response.status, body: response.body, apnsID: response.header("apns-id"),
-                    retryAfter: after, activityToken: prepared.activityPushToken != nil)
-                if response.status != 403 { _ = warm.withLock { $0.insert(environment) } }
-            } catch {
-                outcome = APNsResponseClassifier.classify(error: error)
-            }
-            switch outcome {
-            case .delivered(let id):
-                return (.delivered(target, status: status, providerMessageId: id ?? apnsID), false)
-            case .dead(let reason, let timestamp):
-                logger.info("device token is dead", ["deviceId": device.deviceId, "reason": reason])
-                var r = DeliveryResult.dead(target, status: status, reason: reason)
-                r.providerMessageId = apnsID
-                r.details["environment"] = environment.rawValue
-                if let timestamp { r.details["timestamp"] = timestamp }
-                return (r, false)
-            case .expiredProviderToken:
-                if renewed {
-                    return (
-                        .failed(target, status: status, reason: "ExpiredProviderToken (again after renewing)"), true
-                    )
-                }
-                renewed = true
-                do {
-                    token = try tokens.token(replacing: token.jwt)
-                } catch {
-                    let reason = "ExpiredProviderToken; renewing failed: \(error.message)"
-                    return (.failed(target, status: status, reason: reason), true)
-                }
-            case .failed(let reason, let configError):
-                var r = DeliveryResult.failed(target, status: status, reason: reason)
-                r.providerMessageId = apnsID
-                return (r, configError)
-            case .retry(let reason, let after, let configError):
-                return (.retry(target, status: status, reason: reason, retryAfter: after), configError)
-            }
+        return .success(
+            Outgoing(
+                index: index, target: target, device: device, environment: environment,
+                url: configuration.url(environment: environment, token: deviceToken),
+                apnsID: APNsPayloadBuilder.apnsID(for: target.deliveryId), body: body))
+    }
+
+    /// Classifies one answer (or transport error) into the target's result.
+    private func answer(
+        _ o: Outgoing, _ response: Result<HTTPResponse, HTTPError>, _ prepared: APNsPreparedNotification
+    ) -> Answer {
+        let target = o.target
+        let outcome: APNsResponseClass
+        var status: Int?
+        switch response {
+        case .success(let response):
+            status = response.status
+            let after = RetryAfter.parse(response, now: clock.now())
+            outcome = APNsResponseClassifier.classify(
+                status: response.status, body: response.body, apnsID: response.header("apns-id"),
+                retryAfter: after, activityToken: prepared.activityPushToken != nil)
+        case .failure(let error):
+            outcome = APNsResponseClassifier.classify(error: error)
+        }
+        switch outcome {
+        case .delivered(let id):
+            return .done(Sent(result: .delivered(target, status: status, providerMessageId: id ?? o.apnsID)))
+        case .dead(let reason, let timestamp):
+            logger.info("device token is dead", ["deviceId": o.device.deviceId, "reason": reason])
+            var r = DeliveryResult.dead(target, status: status, reason: reason)
+            r.providerMessageId = o.apnsID
+            r.details["environment"] = o.environment.rawValue
+            if let timestamp { r.details["timestamp"] = timestamp }
+            return .done(Sent(result: r))
+        case .expiredProviderToken:
+            return .expired(status: status)
+        case .failed(let reason, let configError):
+            var r = DeliveryResult.failed(target, status: status, reason: reason)
+            r.providerMessageId = o.apnsID
+            return .done(Sent(result: r, configError: configError))
+        case .retry(let reason, let after, let configError):
+            return .done(
+                Sent(
+                    result: .retry(target, status: status, reason: reason, retryAfter: after), configError: configError)
+            )
         }
     }
 

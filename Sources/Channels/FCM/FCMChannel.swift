@@ -120,14 +120,7 @@ public struct FCMChannel: Channel {
         case .success(let t): token = t
         case .failure(let e): return results + ready.map { FCMChannel.result(for: e, $0.0) }
         }
-        // The sends run on the HTTP client's event loop (a TaskExecutor): requests go straight to
-        // libcurl and answers resume without a thread hop. Bodies were built above, off the loop.
-        // The group's parent runs on the loop too, so collecting a result and starting the next send
-        // does not hop to the global executor and back.
-        let sent = await ConcurrentMap.map(ready, limit: FCMChannel.maximumInFlight, executor: http.taskExecutor()) {
-            ready in await self.send(ready.0, body: ready.1, token: token)
-        }
-        return results + sent
+        return results + (await send(ready, token: token))
     }
 
     /// A request body, or the result that replaces sending it.
@@ -166,45 +159,79 @@ public struct FCMChannel: Channel {
         }
     }
 
-    /// One device: post, classify; on 401 refresh the token and try once more.
-    func send(_ target: DeliveryTarget, body: [UInt8], token: FCMAccessToken) async -> DeliveryResult {
+    /// What one answer means: a result, or a 401 that calls for a fresh access token.
+    private enum Answer {
+        case result(DeliveryResult)
+        case unauthenticated(status: Int, reason: String)
+    }
+
+    /// Posts every body as one batch of the HTTP client (at most ``maximumInFlight`` in flight) and
+    /// classifies the answers; the devices answered 401 are sent once more with a refreshed token.
+    ///
+    /// Requests are built and answers classified here, on the calling task; the event loop only drives
+    /// the transfers.
+    func send(_ ready: [(DeliveryTarget, [UInt8])], token: FCMAccessToken) async -> [DeliveryResult] {
+        var out: [DeliveryResult] = []
+        out.reserveCapacity(ready.count)
+        var pending = ready
         var current = token
         var refreshed = false
-        while true {
-            let verdict: FCMSendVerdict
-            let status: Int?
-            do {
-                let response = try await http.send(
-                    HTTPRequest(
-                        method: "POST", url: sendURL,
-                        headers: [
-                            HTTPHeader("authorization", "Bearer \(current.value)"),
-                            HTTPHeader("content-type", "application/json; charset=utf-8"),
-                        ], body: body))
-                status = response.status
-                verdict = FCMSendVerdict.classify(
-                    status: response.status, body: response.body, retryAfter: response.header("retry-after"),
-                    now: clock.now())
-            } catch {
-                return .retry(target, reason: "FCM unreachable: \(error.description)")
-            }
-            switch verdict {
-            case .delivered(let name):
-                return .delivered(target, status: status, providerMessageId: name)
-            case .dead(let reason):
-                return .dead(target, status: status, reason: reason)
-            case .retry(let reason, let after):
-                return .retry(target, status: status, reason: reason, retryAfter: after)
-            case .failed(let reason):
-                return .failed(target, status: status, reason: reason)
-            case .unauthenticated(let reason):
-                if refreshed { return .failed(target, status: status, reason: "\(reason) (after a token refresh)") }
-                refreshed = true
-                switch await tokens.token(rejecting: current.value) {
-                case .success(let t): current = t
-                case .failure(let e): return FCMChannel.result(for: e, target)
+        while !pending.isEmpty {
+            // Every request of the batch carries the same headers.
+            let headers = [
+                HTTPHeader("authorization", "Bearer \(current.value)"),
+                HTTPHeader("content-type", "application/json; charset=utf-8"),
+            ]
+            let requests = pending.map { HTTPRequest(method: "POST", url: sendURL, headers: headers, body: $0.1) }
+            let responses = await http.send(all: requests, maxInFlight: FCMChannel.maximumInFlight)
+            var rejected: [((DeliveryTarget, [UInt8]), Int, String)] = []
+            for (item, response) in zip(pending, responses) {
+                switch answer(item.0, response) {
+                case .result(let r): out.append(r)
+                case .unauthenticated(let status, let reason): rejected.append((item, status, reason))
                 }
             }
+            pending = []
+            guard !rejected.isEmpty else { break }
+            if refreshed {
+                for (item, status, reason) in rejected {
+                    out.append(.failed(item.0, status: status, reason: "\(reason) (after a token refresh)"))
+                }
+                break
+            }
+            refreshed = true
+            switch await tokens.token(rejecting: current.value) {
+            case .success(let t):
+                current = t
+                pending = rejected.map(\.0)
+            case .failure(let e):
+                out.append(contentsOf: rejected.map { FCMChannel.result(for: e, $0.0.0) })
+            }
+        }
+        return out
+    }
+
+    /// Classifies one answer (or transport error).
+    private func answer(_ target: DeliveryTarget, _ answered: Result<HTTPResponse, HTTPError>) -> Answer {
+        let response: HTTPResponse
+        switch answered {
+        case .success(let r): response = r
+        case .failure(let error): return .result(.retry(target, reason: "FCM unreachable: \(error.description)"))
+        }
+        let status = response.status
+        let verdict = FCMSendVerdict.classify(
+            status: status, body: response.body, retryAfter: response.header("retry-after"), now: clock.now())
+        switch verdict {
+        case .delivered(let name):
+            return .result(.delivered(target, status: status, providerMessageId: name))
+        case .dead(let reason):
+            return .result(.dead(target, status: status, reason: reason))
+        case .retry(let reason, let after):
+            return .result(.retry(target, status: status, reason: reason, retryAfter: after))
+        case .failed(let reason):
+            return .result(.failed(target, status: status, reason: reason))
+        case .unauthenticated(let reason):
+            return .unauthenticated(status: status, reason: reason)
         }
     }
 
