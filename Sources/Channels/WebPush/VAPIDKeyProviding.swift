@@ -1,4 +1,5 @@
 import ChannelAPI
+
 /// A channel that signs with VAPID keys and can hand out the public key browsers subscribe with.
 /// `herald keys vapid` calls it.
 public protocol VAPIDKeyProviding: Sendable {

@@ -111,7 +111,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
             return request.targets.map { .failed($0, reason: error.message) }
         }
         let n = request.notification
-        let base = WebPushPayload.object(for: n, badge: request.effectiveBadge)
+        let base = WebPushPayload.Template(WebPushPayload.object(for: n, badge: request.effectiveBadge))
         var headers = [
             HTTPHeader("TTL", String(WebPushHeaders.ttl(n.ttl, fallback: settings.defaultTTL))),
             HTTPHeader("Urgency", WebPushHeaders.urgency(priority: n.priority, severity: n.severity)),
@@ -119,15 +119,26 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         ]
         if let topic = WebPushHeaders.topic(for: n.collapseTag) { headers.append(HTTPHeader("Topic", topic)) }
         let common = headers
-        // Encryption dominates each send, so the window runs on the global executor.
-        return await ConcurrentMap.map(request.targets, limit: WebPushChannel.maxInFlight) { t in
-            await self.deliverOne(t, ring: ring, payload: base, headers: common)
+        // Encryption dominates each send. Chunks of targets are encrypted on the global executor and each
+        // chunk is then sent as one HTTP batch, so one chunk's encryption overlaps the others' transfers
+        // and the event loop only drives libcurl.
+        let targets = request.targets
+        let chunks = stride(from: 0, to: targets.count, by: WebPushChannel.chunkSize).map {
+            $0..<min($0 + WebPushChannel.chunkSize, targets.count)
         }
+        let sent = await ConcurrentMap.map(chunks, limit: max(1, WebPushChannel.maxInFlight / WebPushChannel.chunkSize))
+        { range in
+            await self.deliverChunk(Array(targets[range]), ring: ring, payload: base, headers: common)
+        }
+        return sent.flatMap { $0 }
     }
+
+    /// Targets encrypted, then sent, together: a chunk is one HTTP batch.
+    static let chunkSize = 32
 
     /// The request for one target, or the result that stops it before sending.
     func prepare(
-        _ target: DeliveryTarget, ring: VAPIDKeyRing, payload: [String: JSONValue], headers: [HTTPHeader]
+        _ target: DeliveryTarget, ring: VAPIDKeyRing, payload: WebPushPayload.Template, headers: [HTTPHeader]
     ) -> Result<(request: HTTPRequest, audience: String, key: VAPIDKey, secrets: [String]), PrepareStop> {
         guard let device = target.device else {
             return .failure(.init(.failed(target, reason: "no device to deliver to")))
@@ -152,7 +163,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         guard let audience = sub.audience else {
             return .failure(.init(.failed(target, reason: "subscription endpoint has no origin")))
         }
-        let plaintext = WebPushPayload.bytes(payload, deviceId: device.deviceId)
+        let plaintext = payload.bytes(deviceId: device.deviceId)
         guard let recordLength = settings.padding.recordLength(forPayload: plaintext.count) else {
             return .failure(
                 .init(
@@ -199,18 +210,42 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         init(_ result: DeliveryResult) { self.result = result }
     }
 
-    func deliverOne(
-        _ target: DeliveryTarget, ring: VAPIDKeyRing, payload: [String: JSONValue], headers: [HTTPHeader]
-    ) async -> DeliveryResult {
-        let prepared: (request: HTTPRequest, audience: String, key: VAPIDKey, secrets: [String])
-        switch prepare(target, ring: ring, payload: payload, headers: headers) {
-        case .success(let p): prepared = p
-        case .failure(let stop): return stop.result
+    /// One prepared request and what its answer needs.
+    typealias Prepared = (request: HTTPRequest, audience: String, key: VAPIDKey, secrets: [String])
+
+    /// Encrypts and signs for every target of a chunk, sends the requests as one batch and classifies
+    /// the answers; results keep the chunk's order.
+    func deliverChunk(
+        _ targets: [DeliveryTarget], ring: VAPIDKeyRing, payload: WebPushPayload.Template, headers: [HTTPHeader]
+    ) async -> [DeliveryResult] {
+        var results = [DeliveryResult?](repeating: nil, count: targets.count)
+        var ready: [(Int, Prepared)] = []
+        ready.reserveCapacity(targets.count)
+        for (i, target) in targets.enumerated() {
+            switch prepare(target, ring: ring, payload: payload, headers: headers) {
+            case .success(let p): ready.append((i, p))
+            case .failure(let stop): results[i] = stop.result
+            }
         }
+        if !ready.isEmpty {
+            let responses = await http.send(all: ready.map(\.1.request), maxInFlight: ready.count)
+            for ((i, prepared), response) in zip(ready, responses) {
+                results[i] = classify(targets[i], prepared, response)
+            }
+        }
+        return zip(targets, results).map { t, r in r ?? .retry(t, reason: "not attempted") }
+    }
+
+    /// Classifies one answer (or transport error) for its target.
+    func classify(
+        _ target: DeliveryTarget, _ prepared: Prepared, _ answered: Result<HTTPResponse, HTTPError>
+    ) -> DeliveryResult {
         let log = logger.withSecrets(prepared.secrets)
         let deviceId = target.device?.deviceId ?? ""
         let response: HTTPResponse
-        do { response = try await http.send(prepared.request) } catch {
+        switch answered {
+        case .success(let r): response = r
+        case .failure(let error):
             let text = Redaction.scrub(error.description, secrets: prepared.secrets)
             if error.code == .invalidRequest { return .failed(target, reason: "request refused locally: \(text)") }
             return .retry(target, reason: "transport: \(text)")

@@ -67,4 +67,49 @@ public enum WebPushPayload {
         if let deviceId { o["deviceId"] = .string(deviceId) }
         return JSONValue.object(o).canonicalBytes
     }
+
+    /// One notification's payload serialised once: each device's bytes are the shared prefix, the
+    /// device id as a JSON string, and the shared suffix, byte-identical to ``bytes(_:deviceId:)``.
+    public struct Template: Sendable {
+        private let base: [String: JSONValue]
+        private let parts: (prefix: [UInt8], suffix: [UInt8])?
+
+        /// A stand-in device id no real one contains (NUL is refused in device ids).
+        private static let marker = "\u{0}herald-device-id\u{0}"
+
+        /// Serialises `base` with a marker where the device id goes.
+        public init(_ base: [String: JSONValue]) {
+            self.base = base
+            var o = base
+            o["deviceId"] = .string(Template.marker)
+            let bytes = JSONValue.object(o).canonicalBytes
+            let needle = JSONValue.string(Template.marker).canonicalBytes
+            var found: [Int] = []
+            if bytes.count >= needle.count {
+                for i in 0...(bytes.count - needle.count) where bytes[i] == needle[0] {
+                    if bytes[i..<(i + needle.count)].elementsEqual(needle) { found.append(i) }
+                }
+            }
+            // A payload that itself contains the marker text is serialised per device instead.
+            if found.count == 1, let at = found.first {
+                parts = (Array(bytes[..<at]), Array(bytes[(at + needle.count)...]))
+            } else {
+                parts = nil
+            }
+        }
+
+        /// The payload bytes for one device.
+        public func bytes(deviceId: String?) -> [UInt8] {
+            guard let deviceId, let parts, !deviceId.utf8.contains(0) else {
+                return WebPushPayload.bytes(base, deviceId: deviceId)
+            }
+            let id = JSONValue.string(deviceId).canonicalBytes
+            var out: [UInt8] = []
+            out.reserveCapacity(parts.prefix.count + id.count + parts.suffix.count)
+            out.append(contentsOf: parts.prefix)
+            out.append(contentsOf: id)
+            out.append(contentsOf: parts.suffix)
+            return out
+        }
+    }
 }

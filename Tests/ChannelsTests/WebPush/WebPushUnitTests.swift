@@ -112,6 +112,24 @@ func webPushConfig(_ yaml: String, allowHosts: [String] = []) throws -> ChannelC
             ])
     }
 
+    @Test("The payload template splices each device id into bytes identical to a full serialisation")
+    func payloadTemplate() throws {
+        let n = Notification(
+            id: "n1", type: "ready", title: "Ready \u{1F600}", body: "line\u{2028}two </script>", url: "/s/1",
+            data: ["sessionId": "5f0c", "z": "last", "a": "first"], badge: 2)
+        let base = WebPushPayload.object(for: n, badge: n.badge)
+        let template = WebPushPayload.Template(base)
+        for id in ["d1", "", "phone \"quoted\"", "\u{00E9}t\u{00E9}-\u{1F4F1}", "a/b\\c", "\u{7F}ctl\u{1F}"] {
+            #expect(template.bytes(deviceId: id) == WebPushPayload.bytes(base, deviceId: id), "deviceId \(id)")
+        }
+        #expect(template.bytes(deviceId: nil) == WebPushPayload.bytes(base, deviceId: nil))
+        // A payload that already carries the marker text falls back to serialising per device.
+        var tricky = base
+        tricky["data"] = ["x": .string("\u{0}herald-device-id\u{0}")]
+        let fallback = WebPushPayload.Template(tricky)
+        #expect(fallback.bytes(deviceId: "d9") == WebPushPayload.bytes(tricky, deviceId: "d9"))
+    }
+
     @Test func configParsing() throws {
         let s = try WebPushSettings.parse(
             webPushConfig(
