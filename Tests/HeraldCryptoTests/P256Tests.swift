@@ -200,6 +200,18 @@ struct P256Tests {
             #expect(!error.call.isEmpty)
         }
         let valid = try Base64.urlDecode(vector.k)
+        // Coordinates at or above the field prime p, and (0, 0), are refused too.
+        let prime: [UInt8] = [
+            0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        ]
+        let outOfRange = [
+            [0x04] + prime + Array(valid[33..<65]), [0x04] + Array(valid[1..<33]) + prime,
+            [0x04] + [UInt8](repeating: 0xFF, count: 64), [0x04] + [UInt8](repeating: 0, count: 64),
+        ]
+        for bad in outOfRange {
+            #expect(throws: CryptoError.self) { try P256PublicKey(x963Representation: bad) }
+        }
         for bad in [Array(valid.prefix(64)), valid + [0], [0x02] + valid.dropFirst(), [], Array(valid.prefix(33))] {
             #expect(throws: CryptoError.self) { try P256PublicKey(x963Representation: bad) }
         }

@@ -47,6 +47,20 @@ enum OpenSSL {
     /// Reusable `EVP_CIPHER_CTX`s (re-initialised by every `EVP_EncryptInit_ex2`/`EVP_DecryptInit_ex2`).
     static let cipherContexts = ContextPool(make: { EVP_CIPHER_CTX_new() }, destroy: { EVP_CIPHER_CTX_free($0) })
 
+    /// A key holding only the P-256 domain parameters: the template that imported public keys duplicate.
+    nonisolated(unsafe) static let p256Parameters: OpaquePointer? = {
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var parameters: OpaquePointer?
+        guard EVP_PKEY_paramgen_init(ctx) == 1, EVP_PKEY_CTX_set_group_name(ctx, "prime256v1") == 1,
+            EVP_PKEY_paramgen(ctx, &parameters) == 1
+        else {
+            ERR_clear_error()
+            return nil
+        }
+        return parameters
+    }()
+
     /// P-256 key-generation contexts, ready for `EVP_PKEY_generate` (group already set).
     static let p256KeygenContexts = ContextPool(
         make: {

@@ -77,44 +77,21 @@ public final class P256PublicKey: @unchecked Sendable, Equatable {
         lhs.x963Representation == rhs.x963Representation
     }
 
+    /// Imports a point into a fresh `EVP_PKEY` that shares the P-256 parameters of a template key.
+    ///
+    /// `EVP_PKEY_set1_encoded_public_key` decodes the point with `EC_POINT_oct2point`, which refuses
+    /// coordinates outside the field and points off the curve; the caller has already required the
+    /// 65-byte uncompressed form, so the point at infinity cannot be encoded. Duplicating a parameters
+    /// template costs a fifth of `EVP_PKEY_fromdata`, which builds the curve group from its name on every call.
     private static func importPoint(_ point: [UInt8]) throws(CryptoError) -> OpaquePointer {
-        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
-            throw OpenSSL.error("EVP_PKEY_CTX_new_from_name")
+        guard let parameters = OpenSSL.p256Parameters, let key = EVP_PKEY_dup(parameters) else {
+            throw OpenSSL.error("EVP_PKEY_dup", .openssl, "cannot create a P-256 key")
         }
-        defer { EVP_PKEY_CTX_free(ctx) }
-        guard EVP_PKEY_fromdata_init(ctx) == 1 else { throw OpenSSL.error("EVP_PKEY_fromdata_init") }
-        // EVP_PKEY_PUBLIC_KEY is a compound macro Swift cannot import; spell out its components.
-        let selection =
-            OSSL_KEYMGMT_SELECT_PUBLIC_KEY | OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS
-            | OSSL_KEYMGMT_SELECT_OTHER_PARAMETERS
-        var key: OpaquePointer?
-        // OSSL_PARAM only borrows its key and value pointers, so the array is built and used inside their scopes.
-        let status = "group".withCString { groupKey in
-            "prime256v1".withCString { groupName in
-                "pub".withCString { pubKey in
-                    point.withUnsafeBytes { bytes in
-                        var params = [
-                            OSSL_PARAM_construct_utf8_string(groupKey, UnsafeMutablePointer(mutating: groupName), 0),
-                            OSSL_PARAM_construct_octet_string(
-                                pubKey, UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count),
-                            OSSL_PARAM_construct_end(),
-                        ]
-                        return EVP_PKEY_fromdata(ctx, &key, Int32(selection), &params)
-                    }
-                }
-            }
-        }
-        guard status == 1, let key else {
-            throw OpenSSL.error("EVP_PKEY_fromdata", .invalidKey, "point is not a valid P-256 public key")
-        }
-        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
+        let status = point.withUnsafeBufferPointer { EVP_PKEY_set1_encoded_public_key(key, $0.baseAddress, $0.count) }
+        guard status == 1 else {
             EVP_PKEY_free(key)
-            throw OpenSSL.error("EVP_PKEY_CTX_new_from_pkey")
-        }
-        defer { EVP_PKEY_CTX_free(check) }
-        guard EVP_PKEY_public_check_quick(check) == 1 else {
-            EVP_PKEY_free(key)
-            throw OpenSSL.error("EVP_PKEY_public_check_quick", .invalidKey, "point is not on the P-256 curve")
+            throw OpenSSL.error(
+                "EVP_PKEY_set1_encoded_public_key", .invalidKey, "point is not a valid P-256 public key")
         }
         return key
     }
