@@ -27,6 +27,10 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "== (a) encryption only (fresh ephemeral key + salt + ECDH + HKDF + AES-128-GCM per message)"
 openssl speed -seconds 3 ecdhp256 2>/dev/null | grep -E "^ *256 bits ecdh|op/s" | sed 's/^/openssl: /'
+# The C EVP floor of the same pipeline (scripts/bench/webpush_evp_floor.c), for a 1 KB record.
+FLOOR_BIN=$(mktemp /tmp/webpush_evp_floor.XXXXXX)
+gcc -O2 -o "$FLOOR_BIN" scripts/bench/webpush_evp_floor.c -lcrypto
+echo "evp-floor record=1024 $("$FLOOR_BIN" 3 1024)"
 for size in 100 1000; do
     for run in $(seq "$REPEAT"); do
         echo "herald  size=$size run=$run $("$BENCH" webpush encrypt "$ENC" "$size" none)"
@@ -37,7 +41,7 @@ done
 
 echo "== (b) full sends to $N subscriptions at nginx (HTTP/2 TLS, 201)"
 SINK_DIR=$(mktemp -d /tmp/herald-sink.XXXXXX)
-trap 'scripts/bench/sink.sh stop "$SINK_DIR"' EXIT
+trap 'scripts/bench/sink.sh stop "$SINK_DIR"; rm -f "$FLOOR_BIN"' EXIT
 read -r PORT CA < <(scripts/bench/sink.sh start "$SINK_DIR" 2>/dev/null)
 BASE="https://127.0.0.1:$PORT"
 for run in $(seq "$REPEAT"); do
