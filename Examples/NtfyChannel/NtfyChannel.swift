@@ -47,15 +47,26 @@ public struct NtfyChannel: Channel {
     }
 
     /// Publishes one message per device (ntfy's JSON publish API).
+    ///
+    /// Every request is built first, then the whole batch goes to the HTTP client at once (at most 32
+    /// in flight, kept full by the event loop), and the answers are classified afterwards.
     public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
-        // At most 32 requests in flight, run on the HTTP client's event loop.
-        await ConcurrentMap.map(request.targets, limit: 32, executor: http.taskExecutor()) { target in
-            await publish(request.notification, to: target)
+        var results = [DeliveryResult?](repeating: nil, count: request.targets.count)
+        var sending: [(index: Int, request: HTTPRequest)] = []
+        for (i, target) in request.targets.enumerated() {
+            if let built = publishRequest(request.notification, to: target) {
+                sending.append((i, built))
+            } else {
+                results[i] = .failed(target, reason: "device has no topic")
+            }
         }
+        let answers = await http.send(all: sending.map(\.request), maxInFlight: 32)
+        for ((i, _), answer) in zip(sending, answers) { results[i] = classify(answer, request.targets[i]) }
+        return zip(request.targets, results).map { t, r in r ?? .retry(t, reason: "not attempted") }
     }
 
-    func publish(_ n: ChannelAPI.Notification, to target: DeliveryTarget) async -> DeliveryResult {
-        guard let topic = target.device?.string("topic") else { return .failed(target, reason: "device has no topic") }
+    func publishRequest(_ n: ChannelAPI.Notification, to target: DeliveryTarget) -> HTTPRequest? {
+        guard let topic = target.device?.string("topic") else { return nil }
         var body: [String: JSONValue] = ["topic": .string(topic), "message": .string(n.body ?? n.title ?? "")]
         if let t = n.title { body["title"] = .string(t) }
         if let u = n.url { body["click"] = .string(u) }
@@ -63,9 +74,14 @@ public struct NtfyChannel: Channel {
         if let tag = n.collapseTag { body["tags"] = .array([.string(tag)]) }
         var headers = [HTTPHeader("content-type", "application/json")]
         if let token { headers.append(HTTPHeader("authorization", "Bearer \(token)")) }
-        do {
-            let r = try await http.send(
-                HTTPRequest(method: "POST", url: server, headers: headers, body: JSONValue.object(body).canonicalBytes))
+        return HTTPRequest(method: "POST", url: server, headers: headers, body: JSONValue.object(body).canonicalBytes)
+    }
+
+    func classify(_ answer: Result<HTTPResponse, HTTPError>, _ target: DeliveryTarget) -> DeliveryResult {
+        switch answer {
+        case .failure(let error):
+            return .retry(target, reason: error.description)
+        case .success(let r):
             switch r.status {
             case 200..<300: return .delivered(target, status: r.status)
             case 429, 500...599: return .retry(target, status: r.status, reason: "ntfy answered \(r.status)")
@@ -74,8 +90,6 @@ public struct NtfyChannel: Channel {
                 return .failed(target, status: r.status, reason: "ntfy refused credentials (\(r.status))")
             default: return .failed(target, status: r.status, reason: "ntfy answered \(r.status)")
             }
-        } catch {
-            return .retry(target, reason: error.description)
         }
     }
 }

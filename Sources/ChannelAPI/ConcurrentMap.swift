@@ -3,10 +3,14 @@
 public enum ConcurrentMap {
     /// Maps `items` through `body` with at most `limit` concurrent calls.
     ///
+    /// A batch of plain HTTP requests needs no window of tasks: build them all and call
+    /// `HTTPClient.send(all:maxInFlight:)`, whose event loop keeps the window itself.
+    /// This map is for work that is more than one request per item (a request that needs its own
+    /// follow-up, or chunks of CPU work each ending in a batch).
     /// - Parameter executor: where the calls (and the window that starts them) run. Pass
-    ///   `context.http.taskExecutor()` for sends that are mostly HTTP: requests then reach libcurl
-    ///   without a thread hop. Leave it nil for CPU-heavy work (encryption), which belongs on the
-    ///   global executor.
+    ///   `context.http.taskExecutor()` for calls that issue requests one by one: they then reach
+    ///   libcurl without a thread hop. Leave it nil for CPU-heavy work (encryption), which belongs on
+    ///   the global executor.
     public static func map<T: Sendable, R: Sendable>(
         _ items: [T], limit: Int, executor: (any TaskExecutor)? = nil,
         _ body: @escaping @Sendable (T) async -> R
