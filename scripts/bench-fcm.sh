@@ -3,12 +3,12 @@
 # local nginx HTTP/2 TLS sink answering the FCM send path with 200 {"name":"projects/p/messages/1"} and a
 # token endpoint with a fixed access token; beside h2load and the libcurl floor in the same run.
 #
-#   scripts/bench-fcm.sh                      # N=10000 devices, REPEAT=3 interleaved runs, BATCHES="10000 500"
+#   scripts/bench-fcm.sh                      # N=10000 devices, REPEAT=3 interleaved runs, BATCHES=500
 #   N=20000 REPEAT=5 BATCHES=500 scripts/bench-fcm.sh
 #
-# BATCHES: targets per deliver() call (the router's executor hands chunks of at most 500, one after
-# another); batches run one after another, each keeping at most 100 requests in flight.
-# The floor and h2load use 100 streams over 1 connection.
+# BATCHES: targets per deliver() call. As the router's executor does, chunks of at most 500 go out four
+# at a time, each keeping at most 100 requests in flight: 400 in flight over at most 4 connections.
+# The floor (400 in flight, 4 connections, 1 thread) and h2load (-c 4 -m 100) use the same.
 # Needs `herald-bench fcm ENDPOINT CAFILE SERVICE_ACCOUNT N BATCH` (FCMBench.run wired into main.swift) and
 # scripts/bench/sink.sh (from the HTTP helper's branch `http`; taken from git when not in the tree).
 set -euo pipefail
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 N=${N:-10000}
 REPEAT=${REPEAT:-3}
-BATCHES=${BATCHES:-"10000 500"}
+BATCHES=${BATCHES:-500}
 
 WORK=$(mktemp -d /tmp/herald-fcm-bench.XXXXXX)
 chmod 755 "$WORK"  # nginx workers must reach the sink dir inside it
@@ -70,13 +70,13 @@ echo "sink: $URL  devices: $N"
 
 RESULTS="$WORK/results"
 : >"$RESULTS"
-H2=$(h2load -n "$N" -c 1 -m 100 -d "$WORK/body.json" -H 'content-type: application/json' \
+H2=$(h2load -n "$N" -c 4 -m 100 -d "$WORK/body.json" -H 'content-type: application/json' \
     -H 'authorization: Bearer ya29.bench-token' "$URL" 2>&1)
 echo "$H2" | grep -E "finished in|requests:" | sed 's/^/h2load: /'
 echo "$H2" | sed -n 's/.*finished in [0-9.]*s, \([0-9.]*\) req\/s.*/h2load - \1 0/p' >>"$RESULTS"
 
 for run in $(seq "$REPEAT"); do
-    out=$( { /usr/bin/time -f 'rss_kb=%M' "$WORK/libcurl_floor" "$URL" "$CA" "$N" 100 1 1; } 2>&1)
+    out=$( { /usr/bin/time -f 'rss_kb=%M' "$WORK/libcurl_floor" "$URL" "$CA" "$N" 400 4 1; } 2>&1)
     echo "floor  run=$run $out" | tr '\n' ' '
     echo
     echo "floor - $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p')" >>"$RESULTS"
@@ -95,10 +95,10 @@ rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 print("\nsummary (median of runs)")
 for r in rows:
     if r[0] == "h2load":
-        print(f"  h2load (1 conn, 100 streams): {float(r[2]):8.0f} req/s")
+        print(f"  h2load (4 conns, 100 streams each): {float(r[2]):8.0f} req/s")
 floor = [float(r[2]) for r in rows if r[0] == "floor" and len(r) > 2 and r[2] != ""]
 f = statistics.median(floor) if floor else 0
-print(f"  libcurl floor (1 conn, 100 in flight): {f:8.0f} req/s  (runs: {', '.join(f'{x:.0f}' for x in floor)})")
+print(f"  libcurl floor (4 conns, 400 in flight): {f:8.0f} req/s  (runs: {', '.join(f'{x:.0f}' for x in floor)})")
 for batch in sorted({r[1] for r in rows if r[0] == "herald"}, key=int, reverse=True):
     sel = [r for r in rows if r[0] == "herald" and r[1] == batch and len(r) > 3]
     rps = statistics.median(float(r[2]) for r in sel)

@@ -58,9 +58,10 @@ enum FCMBench {
             Double(buildElapsed.components.attoseconds) / 1e15 + Double(buildElapsed.components.seconds) * 1000
 
         let started = ContinuousClock.now
-        // One batch after another, as the router's executor hands them (chunks of at most 500).
-        var results: [DeliveryResult] = []
-        for b in batches { results += await channel.deliver(DeliveryRequest(notification: notification, targets: b)) }
+        // As the router's executor hands them: chunks of at most 500, four in flight.
+        let results = await ConcurrentMap.map(batches, limit: 4) { b in
+            await channel.deliver(DeliveryRequest(notification: notification, targets: b))
+        }.flatMap { $0 }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let delivered = results.filter { $0.outcome == .delivered }.count

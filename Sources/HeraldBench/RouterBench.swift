@@ -54,7 +54,8 @@ enum RouterBench {
         return JSONValue.object([
             "bench": "router-fanout", "devices": .number(Double(devices)), "delivered": .number(Double(delivered)),
             "plan_and_persist_ms": .number(ms(tPlan - t0)), "first_attempts_ms": .number(ms(t1 - tPlan)),
-            "planned": .number(Double(plan.deliveryCount)), "peak_rss_kb_after_persist": .number(Double(rssAfterPersist)),
+            "planned": .number(Double(plan.deliveryCount)),
+            "peak_rss_kb_after_persist": .number(Double(rssAfterPersist)),
             "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
         ]).canonicalString
     }

@@ -13,7 +13,7 @@ import WebPushChannel
 /// - `webpush encrypt N PAYLOAD_BYTES [padding]`: N × (fresh ephemeral key + salt + RFC 8291 encryption) for
 ///   one subscriber; prints `{"op":"encrypt","n":…,"seconds":…,"per_second":…}`.
 /// - `webpush send BASE_URL CAFILE N [LOOPS]`: N subscriptions at `BASE_URL/push/<i>`, delivered through
-///   `WebPushChannel.deliver` in batches of 500 (as the router does), all batches concurrently;
+///   `WebPushChannel.deliver` in batches of 500, four in flight (as the router does);
 ///   prints `{"op":"send","n":…,"delivered":…,"seconds":…,"per_second":…}`.
 enum WebPushBench {
     static func main(_ args: [String]) async throws {
@@ -88,14 +88,11 @@ enum WebPushBench {
             Array(targets[$0..<min($0 + 500, targets.count)])
         }
         let start = ContinuousClock.now
-        let results = await withTaskGroup(of: [DeliveryResult].self) { group in
-            for batch in batches {
-                group.addTask { await channel.deliver(DeliveryRequest(notification: notification, targets: batch)) }
-            }
-            var all: [DeliveryResult] = []
-            for await r in group { all += r }
-            return all
-        }
+        // As the router's executor hands them: chunks of at most 500, four in flight.
+        let inFlight = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_CHUNKS_IN_FLIGHT"] ?? "") ?? 4
+        let results = await ConcurrentMap.map(batches, limit: max(1, inFlight)) { batch in
+            await channel.deliver(DeliveryRequest(notification: notification, targets: batch))
+        }.flatMap { $0 }
         let seconds = (ContinuousClock.now - start).timeInterval
         let delivered = results.filter { $0.outcome == .delivered }.count
         let firstProblem = results.first { $0.outcome != .delivered }?.reason ?? ""

@@ -190,6 +190,55 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    @Test("Beyond connections × streams a host's requests wait in the loop: in order, cancellable, never lost")
+    func perHostQueue() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(
+            configuration: .init(caFile: server.caFile, maxConnectionsPerHost: 1, maxConcurrentStreams: 2))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        try await server.route("/ok", [.json(200, "{}")])
+        // Two requests fill the host; a third waits in the loop and can be cancelled there.
+        let hanging = (0..<2).map { i in
+            Task { () async -> HTTPError? in
+                await httpError { try await client.send(HTTPRequest(url: server.baseURL + "/slow/\(i)")) }
+            }
+        }
+        #expect(try await eventually { try await server.requests().count == 2 })
+        let waiting = Task { () async -> HTTPError? in
+            await httpError { try await client.send(HTTPRequest(url: server.baseURL + "/ok/waiting")) }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await server.requests().count == 2)
+        waiting.cancel()
+        #expect(await waiting.value?.code == .cancelled)
+        for task in hanging { task.cancel() }
+        for task in hanging { #expect(await task.value?.code == .cancelled) }
+
+        // A batch larger than the host's capacity completes in full, in order.
+        let requests = (0..<9).map { HTTPRequest(url: server.baseURL + "/ok/\($0)", body: Array("\($0)".utf8)) }
+        let results = await client.send(all: requests, maxInFlight: 9)
+        #expect(results.map { (try? $0.get().status) ?? -1 } == Array(repeating: 200, count: 9))
+        let paths = try await server.requests().map(\.path).filter { $0.hasPrefix("/ok/") }
+        #expect(Set(paths) == Set((0..<9).map { "/ok/\($0)" }))
+        #expect(!paths.contains("/ok/waiting"))
+        await client.shutdown()
+
+        // Shutdown fails the waiting requests too.
+        let narrow = try HTTPClient(
+            configuration: .init(caFile: server.caFile, maxConnectionsPerHost: 1, maxConcurrentStreams: 1))
+        try await server.reset()
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        let queued = (0..<3).map { i in
+            Task { () async -> HTTPError? in
+                await httpError { try await narrow.send(HTTPRequest(url: server.baseURL + "/slow/\(i)")) }
+            }
+        }
+        #expect(try await eventually { try await server.requests().count == 1 })
+        await narrow.shutdown()
+        for task in queued { #expect(await task.value?.code == .shutdown) }
+        await server.stop()
+    }
+
     @Test("Shutdown fails a running batch with .shutdown, and later batches too")
     func batchShutdown() async throws {
         let server = try await FakeHTTPServer.start()

@@ -14,6 +14,10 @@ struct Executor: Sendable {
     let owner: String
     /// Targets handed to a channel per call (bounds memory and what a crash can lose).
     var chunkSize = 500
+    /// Chunks of one notification and channel in flight at once. A `deliver` call ends with a tail
+    /// in which its last requests finish and nothing new starts; with several calls in flight the
+    /// next chunk's requests fill that gap (and its payloads are built while the others send).
+    var chunksInFlight = 4
 
     // MARK: First attempts, step by step
 
@@ -163,13 +167,16 @@ struct Executor: Sendable {
                 devices[Executor.key(d.deviceId, d.platform)] = d
             }
         }
-        var start = 0
-        while start < records.count {
-            let chunk = Array(records[start..<min(records.count, start + chunkSize)])
-            start += chunkSize
-            await attemptChunk(
-                chunk, channel: channel, spec: spec, notification: notification, pendingBadge: pendingBadge,
-                deadline: deadline, devices: devices)
+        let size = max(1, chunkSize)
+        let chunks = stride(from: 0, to: records.count, by: size).map {
+            Array(records[$0..<min(records.count, $0 + size)])
+        }
+        let lookup = devices
+        let badge = pendingBadge
+        _ = await ConcurrentMap.map(chunks, limit: max(1, chunksInFlight)) { chunk in
+            await self.attemptChunk(
+                chunk, channel: channel, spec: spec, notification: notification, pendingBadge: badge,
+                deadline: deadline, devices: lookup)
         }
     }
 

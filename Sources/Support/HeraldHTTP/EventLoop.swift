@@ -57,6 +57,14 @@ final class EventLoop: @unchecked Sendable {
     private var pool: [EasyHandle] = []
     /// Set once the loop is stopping: batches then fail their unstarted requests instead of starting them.
     private var stopping = false
+    /// Transfers handed to libcurl, per host (`scheme://authority`).
+    private var activePerHost: [String: Int] = [:]
+    /// Requests waiting for a free stream of their host, in arrival order.
+    private var parked: [String: ParkedQueue] = [:]
+    /// Most transfers per host handed to libcurl at once: every connection it may open, full of streams.
+    /// More would wait inside libcurl, which walks its whole pending list each time a transfer ends;
+    /// they wait here instead, in a queue that costs nothing per transfer.
+    private var capacityPerHost: Int { max(1, settings.maxConnectionsPerHost) * max(1, settings.maxConcurrentStreams) }
     /// Executor jobs enqueued from the loop thread itself (resumed callers); run before the next poll.
     private var localJobs: [UnownedJob] = []
     private var exiting = false
@@ -228,6 +236,10 @@ final class EventLoop: @unchecked Sendable {
             for token in cancels {
                 if let transfer = transfers[ObjectIdentifier(token)] {
                     finish(transfer, .failure(Self.cancelledError))
+                } else if let waiting = unparkSingle(token) {
+                    if case .single(_, let continuation) = waiting.completion {
+                        continuation.resume(returning: .failure(Self.cancelledError))
+                    }
                 } else if let batch = batches[ObjectIdentifier(token)] {
                     cancel(batch)
                 }
@@ -252,6 +264,9 @@ final class EventLoop: @unchecked Sendable {
                     returning: Array(repeating: .failure(Self.shutdownError), count: batch.items.count))
             }
         }
+        let waiting = parked.values.flatMap(\.waiting)
+        parked.removeAll()
+        for item in waiting { fail(item.completion, Self.shutdownError) }
         for transfer in Array(byEasy.values) { finish(transfer, .failure(Self.shutdownError)) }
         for batch in Array(batches.values) { pump(batch) }
         pool.removeAll()
@@ -309,6 +324,7 @@ final class EventLoop: @unchecked Sendable {
     private func finish(_ transfer: Transfer, _ result: TransferResult) {
         let handle = transfer.easy.handle
         _ = curl_multi_remove_handle(multi, handle)
+        activePerHost[transfer.host, default: 1] -= 1
         var connects = 0
         if herald_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 {
             stats.connectionsOpened.add(connects, ordering: .relaxed)
@@ -323,6 +339,52 @@ final class EventLoop: @unchecked Sendable {
         case .batch(let batch, let index):
             batch.inFlight -= 1
             record(batch, index, result)
+            pump(batch)
+        }
+        startParked(transfer.host)
+    }
+
+    // MARK: Per-host queue
+
+    /// Starts waiting requests of `host` while it has free streams.
+    private func startParked(_ host: String) {
+        guard !stopping, var queue = parked[host] else { return }
+        parked[host] = nil  // no copy-on-write while the queue is changed
+        while activePerHost[host, default: 0] < capacityPerHost, let item = queue.popFirst() {
+            if let failure = launch(item.request, item.headerList, item.completion, host: host, parking: false) {
+                fail(item.completion, failure)
+            }
+        }
+        // A failed start may have queued newer requests meanwhile; they go behind the older ones.
+        if let newer = parked[host] {
+            for item in newer.waiting { queue.append(item) }
+        }
+        parked[host] = queue.isEmpty ? nil : queue
+    }
+
+    /// Removes the waiting single request of `token`, if it waits.
+    private func unparkSingle(_ token: RequestToken) -> ParkedRequest? {
+        for (host, queue) in parked {
+            var queue = queue
+            if let item = queue.remove(where: { item in
+                if case .single(let t, _) = item.completion { return t === token }
+                return false
+            }) {
+                parked[host] = queue.isEmpty ? nil : queue
+                return item
+            }
+        }
+        return nil
+    }
+
+    /// Reports a request that never reached libcurl (or failed to start) to whoever waits for it.
+    private func fail(_ completion: Completion, _ error: HTTPError) {
+        switch completion {
+        case .single(_, let continuation):
+            continuation.resume(returning: .failure(error))
+        case .batch(let batch, let index):
+            batch.inFlight -= 1
+            record(batch, index, .failure(error))
             pump(batch)
         }
     }
@@ -369,6 +431,20 @@ final class EventLoop: @unchecked Sendable {
             record(batch, batch.next, .failure(Self.cancelledError))
             batch.next += 1
         }
+        for (host, queue) in parked {
+            var queue = queue
+            let removed = queue.removeAll { item in
+                if case .batch(let b, _) = item.completion { return b === batch }
+                return false
+            }
+            parked[host] = queue.isEmpty ? nil : queue
+            for item in removed {
+                if case .batch(_, let index) = item.completion {
+                    batch.inFlight -= 1
+                    record(batch, index, .failure(Self.cancelledError))
+                }
+            }
+        }
         for transfer in Array(byEasy.values) where transfer.batch === batch {
             finish(transfer, .failure(Self.cancelledError))
         }
@@ -386,16 +462,27 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Configures a pooled easy handle for `request` and adds it to the multi handle. Returns the error
-    /// when the transfer could not start (then `completion` is not called).
-    private func launch(_ request: HTTPRequest, _ headerList: HeaderList, _ completion: Completion) -> HTTPError? {
+    /// Configures a pooled easy handle for `request` and adds it to the multi handle, or queues it while
+    /// its host has no free stream. Returns the error when the transfer could not start (then `completion`
+    /// is not called).
+    private func launch(
+        _ request: HTTPRequest, _ headerList: HeaderList, _ completion: Completion, host known: String? = nil,
+        parking: Bool = true
+    ) -> HTTPError? {
+        let host = known ?? Self.hostKey(request.url)
+        if parking, activePerHost[host, default: 0] >= capacityPerHost || parked[host] != nil {
+            parked[host, default: ParkedQueue()].append(
+                ParkedRequest(request: request, headerList: headerList, completion: completion))
+            return nil
+        }
         guard let easy = pool.popLast() ?? EasyHandle() else {
             return HTTPError(.transport, "curl_easy_init failed")
         }
         curl_easy_reset(easy.handle)
         easy.errorBuffer.pointee = 0
         let transfer = Transfer(
-            completion: completion, easy: easy, limit: max(0, request.maxResponseBytes ?? settings.maxResponseBytes))
+            completion: completion, easy: easy, host: host,
+            limit: max(0, request.maxResponseBytes ?? settings.maxResponseBytes))
         if let error = configure(transfer, request, headerList) {
             transfer.releaseHeaders()
             pool.append(easy)
@@ -410,7 +497,22 @@ final class EventLoop: @unchecked Sendable {
         }
         if case .single(let token, _) = completion { transfers[ObjectIdentifier(token)] = transfer }
         byEasy[easy.handle] = transfer
+        activePerHost[host, default: 0] += 1
         return nil
+    }
+
+    /// `scheme://authority` of a URL, lower-cased: the unit libcurl's connection limit applies to.
+    static func hostKey(_ url: String) -> String {
+        let bytes = Array(url.utf8)
+        var i = 0
+        while i < bytes.count, bytes[i] != UInt8(ascii: ":") { i += 1 }
+        i += 3  // "://"
+        while i < bytes.count, bytes[i] != UInt8(ascii: "/"), bytes[i] != UInt8(ascii: "?"),
+            bytes[i] != UInt8(ascii: "#")
+        {
+            i += 1
+        }
+        return String(decoding: bytes[..<min(i, bytes.count)], as: UTF8.self).lowercased()
     }
 
     /// Sets every option of one transfer; returns an error when libcurl rejects one.

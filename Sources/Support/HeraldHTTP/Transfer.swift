@@ -98,6 +98,58 @@ final class BatchJob: @unchecked Sendable {
     }
 }
 
+/// A request waiting in the loop for a free stream of its host.
+struct ParkedRequest {
+    let request: HTTPRequest
+    let headerList: HeaderList
+    let completion: Completion
+}
+
+/// A FIFO of waiting requests: appending and taking the first are O(1) (the taken prefix is dropped
+/// once it is half the storage).
+struct ParkedQueue {
+    private var items: [ParkedRequest] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == items.count }
+
+    mutating func append(_ item: ParkedRequest) { items.append(item) }
+
+    mutating func popFirst() -> ParkedRequest? {
+        guard head < items.count else { return nil }
+        let item = items[head]
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64, head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return item
+    }
+
+    /// Removes and returns the first waiting item that matches.
+    mutating func remove(where match: (ParkedRequest) -> Bool) -> ParkedRequest? {
+        guard let i = items[head...].firstIndex(where: match) else { return nil }
+        return items.remove(at: i)
+    }
+
+    /// Removes and returns every waiting item that matches, in order.
+    mutating func removeAll(where match: (ParkedRequest) -> Bool) -> [ParkedRequest] {
+        let waiting = items[head...]
+        let removed = waiting.filter(match)
+        if !removed.isEmpty {
+            items = waiting.filter { !match($0) }
+            head = 0
+        }
+        return removed
+    }
+
+    /// Every waiting item, in order.
+    var waiting: [ParkedRequest] { Array(items[head...]) }
+}
+
 /// Work queued for a loop, in submission order.
 enum Work: Sendable {
     case single(Job)
@@ -184,15 +236,18 @@ final class HeaderList: @unchecked Sendable {
 final class Transfer {
     let completion: Completion
     let easy: EasyHandle
+    /// The request's `scheme://authority`, for the loop's per-host limit.
+    let host: String
     let limit: Int
     var headerList: HeaderList?
     var headerBytes: [UInt8] = []
     var body: [UInt8] = []
     var tooLarge = false
 
-    init(completion: Completion, easy: EasyHandle, limit: Int) {
+    init(completion: Completion, easy: EasyHandle, host: String, limit: Int) {
         self.completion = completion
         self.easy = easy
+        self.host = host
         self.limit = limit
         headerBytes.reserveCapacity(512)
     }

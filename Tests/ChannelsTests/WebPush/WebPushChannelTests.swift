@@ -216,6 +216,88 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         #expect(check["k"]?.stringValue == (try h.channel.applicationServerKey()))
     }
 
+    /// Runs `Scripts/sw_harness.js` with Node on `Examples/web/sw.js`.
+    func serviceWorker(_ input: JSONValue) throws -> JSONValue {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        guard
+            let node = path.split(separator: ":").flatMap({ ["\($0)/node", "\($0)/nodejs"] })
+                .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
+        else { throw ValidationError(field: "node", "not on PATH (scripts/install-deps.sh installs nodejs)") }
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let root = tests.deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: node)
+        process.arguments = [
+            tests.appendingPathComponent("Scripts/sw_harness.js").path,
+            root.appendingPathComponent("Examples/web/sw.js").path,
+        ]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.canonicalBytes))
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try JSONValue.parse(Array(out))
+    }
+
+    @Test("The example service worker shows Herald's decrypted payload, reports each lifecycle event and opens the url")
+    func exampleServiceWorker() async throws {
+        let h = try await WebPushHarness.start()
+        defer { Task { await h.server.stop() } }
+        try await h.server.route("/push/", [FakeHTTPResponse(status: 201, headers: ["location": "/m/1"])])
+        let subscriber = try TestSubscriber(endpoint: h.server.baseURL + "/push/sw")
+        let device = try await h.register(subscriber, "laptop")
+        let n = Notification(
+            id: "n-7", type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
+            url: "/sessions/5f0c", tag: "permission-5f0c", data: ["sessionId": "5f0c"],
+            actions: [
+                NotificationAction(id: "approve", title: "Allow"),
+                NotificationAction(id: "deny", title: "Deny", destructive: true),
+            ], badge: 4, web: ["icon": "/i.png"])
+        let results = await h.channel.deliver(
+            DeliveryRequest(notification: n, targets: [DeliveryTarget(device: device, deliveryId: "x7")]))
+        #expect(results.first?.outcome == .delivered)
+        let r = try #require(try await h.server.requests().first)
+        // The worker gets what the browser would: the body decrypted by an independent implementation.
+        let check = try pythonCheck([
+            "body": .string(Base64.urlEncode(r.body)),
+            "privateKey": .string(Base64.urlEncode(subscriber.key.rawRepresentation)),
+            "auth": .string(Base64.urlEncode(subscriber.auth)),
+            "authorization": .string(r.header("authorization") ?? ""), "audience": .string(h.server.baseURL),
+        ])
+        let plaintext = try #require(check["plaintext"]?.stringValue, "\(check)")
+        let scope = "https://hub.example/app/"
+        let calls = try serviceWorker(["payload": .string(plaintext), "action": "approve", "scope": .string(scope)])
+        #expect(calls["error"] == nil, "\(calls)")
+        let list = calls.arrayValue ?? []
+        func report(_ kind: String, _ action: String? = nil) -> JSONValue {
+            var body: [String: JSONValue] = ["notificationId": "n-7", "kind": .string(kind), "deviceId": "laptop"]
+            if let action { body["actionId"] = .string(action) }
+            return ["call": "fetch", "url": .string(scope + "herald/events"), "method": "POST", "body": .object(body)]
+        }
+        let shown = try #require(list.first)
+        #expect(shown["call"] == "showNotification" && shown["title"] == "Permission Request")
+        #expect(shown["options"]?["body"] == "Claude Bash: rm -rf build")
+        #expect(shown["options"]?["tag"] == "permission-5f0c")
+        #expect(shown["options"]?["icon"] == "/i.png")
+        #expect(
+            shown["options"]?["actions"]
+                == [["action": "approve", "title": "Allow"], ["action": "deny", "title": "Deny"]])
+        #expect(shown["options"]?["data"] == (try JSONValue.parse(plaintext)))
+        #expect(
+            Array(list.dropFirst())
+                == [
+                    report("received"), ["call": "setAppBadge", "n": 4],
+                    ["call": "close"], report("action", "approve"),
+                    ["call": "close"], report("tapped"),
+                    ["call": "openWindow", "url": "https://hub.example/sessions/5f0c"],
+                    report("dismissed"),
+                ])
+    }
+
     @Test func statusPolicy() async throws {
         let h = try await WebPushHarness.start()
         defer { Task { await h.server.stop() } }
