@@ -70,14 +70,11 @@ func findPython() -> String? {
     return path.split(separator: ":").map { "\($0)/python3" }.first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
-/// Runs `Scripts/webpush_check.py` (http_ece + PyJWT) on one recorded request.
-func pythonCheck(_ input: JSONValue) throws -> JSONValue {
-    guard let python = findPython() else { throw ValidationError(field: "python3", "not on PATH") }
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Scripts/webpush_check.py")
+/// Runs `executable` with `arguments`, writes `input` (canonical JSON) to its stdin and parses its stdout.
+func runJSONScript(_ executable: String, _ arguments: [String], _ input: JSONValue) throws -> JSONValue {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: python)
-    process.arguments = [script.path]
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
     let stdin = Pipe()
     let stdout = Pipe()
     process.standardInput = stdin
@@ -88,6 +85,16 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
     let out = stdout.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return try JSONValue.parse(Array(out))
+}
+
+/// `Tests/ChannelsTests`.
+let channelsTestsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+
+/// Runs `Scripts/webpush_check.py` (http_ece + PyJWT) on one recorded request.
+func pythonCheck(_ input: JSONValue) throws -> JSONValue {
+    guard let python = findPython() else { throw ValidationError(field: "python3", "not on PATH") }
+    let script = channelsTestsDirectory.appendingPathComponent("Scripts/webpush_check.py")
+    return try runJSONScript(python, [script.path], input)
 }
 
 @Suite(.serialized) struct WebPushChannelTests {
@@ -223,24 +230,9 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
             let node = path.split(separator: ":").flatMap({ ["\($0)/node", "\($0)/nodejs"] })
                 .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else { throw ValidationError(field: "node", "not on PATH (scripts/install-deps.sh installs nodejs)") }
-        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        let root = tests.deletingLastPathComponent().deletingLastPathComponent()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: node)
-        process.arguments = [
-            tests.appendingPathComponent("Scripts/sw_harness.js").path,
-            root.appendingPathComponent("Examples/web/sw.js").path,
-        ]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.canonicalBytes))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return try JSONValue.parse(Array(out))
+        let root = channelsTestsDirectory.deletingLastPathComponent().deletingLastPathComponent()
+        let harness = channelsTestsDirectory.appendingPathComponent("Scripts/sw_harness.js")
+        return try runJSONScript(node, [harness.path, root.appendingPathComponent("Examples/web/sw.js").path], input)
     }
 
     @Test("The example service worker shows Herald's decrypted payload, reports each lifecycle event and opens the url")
