@@ -8,7 +8,7 @@
 #   LOOPS=2 scripts/bench-apns.sh         # Herald with 2 event loops, the floor with 2 threads
 #
 # Every client keeps 400 requests in flight over at most 4 connections: Herald runs 4 deliver() batches
-# of 500 at once (each with its 100-request bound), aioapns a 400 semaphore with max_connections=4,
+# of 125 at once, as the router hands them (each with its 100-request bound), aioapns a 400 semaphore with max_connections=4,
 # the floor 400 in flight with 4 connections on one thread, h2load -c 4 -m 100. With LOOPS=n Herald
 # runs n event loops (the batches spread over them) with 4/n connections each, and the floor n threads
 # with 400/n in flight over 4/n connections each, as scripts/bench-http.sh does: both use 4 in all.
@@ -68,7 +68,7 @@ for run in $(seq "$REPEAT"); do
     echo "floor   run=$run $(echo "$out" | tr '\n' ' ')"
     echo "floor $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p')" >>"$RESULTS"
 
-    out=$("$BENCH" apns "$BASE" "$CA" "$N" 500 $((INFLIGHT / 100)) $((CONNECTIONS / LOOPS > 0 ? CONNECTIONS / LOOPS : 1)) "$LOOPS")
+    out=$("$BENCH" apns "$BASE" "$CA" "$N" 125 $((INFLIGHT / 100)) $((CONNECTIONS / LOOPS > 0 ? CONNECTIONS / LOOPS : 1)) "$LOOPS")
     echo "herald  run=$run $out"
     echo "herald $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*"peak_rss_kb":\([0-9]*\).*/\1/p')" >>"$RESULTS"
 

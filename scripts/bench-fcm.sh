@@ -3,10 +3,10 @@
 # local nginx HTTP/2 TLS sink answering the FCM send path with 200 {"name":"projects/p/messages/1"} and a
 # token endpoint with a fixed access token; beside h2load and the libcurl floor in the same run.
 #
-#   scripts/bench-fcm.sh                      # N=10000 devices, REPEAT=3 interleaved runs, BATCHES=500
-#   N=20000 REPEAT=5 BATCHES=500 scripts/bench-fcm.sh
+#   scripts/bench-fcm.sh                      # N=10000 devices, REPEAT=3 interleaved runs, BATCHES=125
+#   N=20000 REPEAT=5 BATCHES=125 scripts/bench-fcm.sh
 #
-# BATCHES: targets per deliver() call. As the router's executor does, chunks of at most 500 go out four
+# BATCHES: targets per deliver() call. As the router's executor does, chunks of at most 125 go out four
 # at a time, each keeping at most 100 requests in flight: 400 in flight over at most 4 connections.
 # The floor (400 in flight, 4 connections, 1 thread) and h2load (-c 4 -m 100) use the same.
 # Needs `herald-bench fcm ENDPOINT CAFILE SERVICE_ACCOUNT N BATCH` (FCMBench.run wired into main.swift) and
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 N=${N:-10000}
 REPEAT=${REPEAT:-3}
-BATCHES=${BATCHES:-500}
+BATCHES=${BATCHES:-125}
 
 WORK=$(mktemp -d /tmp/herald-fcm-bench.XXXXXX)
 chmod 755 "$WORK"  # nginx workers must reach the sink dir inside it

@@ -16,14 +16,14 @@ enum APNsBench {
     ///   - baseURL: The sink's base URL, for example `https://127.0.0.1:PORT` (requests go to `/3/device/<token>`).
     ///   - caFile: The sink's CA certificate (PEM).
     ///   - devices: Number of devices.
-    ///   - batchSize: Devices per `deliver` call (the router hands out at most 500).
+    ///   - batchSize: Devices per `deliver` call (the router hands out at most 125, four at once).
     ///   - concurrentBatches: `deliver` calls running at once (each keeps up to 100 requests in flight).
     ///   - connections: Most connections per event loop to the host.
     ///   - eventLoops: HTTP client event loops.
     /// - Returns: One JSON line: `devices`, `delivered`, `seconds`, `rps`, `batch`, `batches_in_flight`,
     ///   `connections` (opened), `loops`, `peak_rss_kb`.
     static func run(
-        baseURL: String, caFile: String, devices: Int = 10_000, batchSize: Int = 500, concurrentBatches: Int = 4,
+        baseURL: String, caFile: String, devices: Int = 10_000, batchSize: Int = 125, concurrentBatches: Int = 4,
         connections: Int = 4, eventLoops: Int = 1
     ) async throws -> String {
         let http = try HTTPClient(
@@ -96,7 +96,7 @@ enum APNsBench {
         }
         func int(_ i: Int, _ d: Int) -> Int { arguments.count > i ? Int(arguments[i]) ?? d : d }
         return try await run(
-            baseURL: arguments[0], caFile: arguments[1], devices: int(2, 10_000), batchSize: int(3, 500),
+            baseURL: arguments[0], caFile: arguments[1], devices: int(2, 10_000), batchSize: int(3, 125),
             concurrentBatches: int(4, 4), connections: int(5, 4), eventLoops: int(6, 1))
     }
 

@@ -13,7 +13,7 @@ import WebPushChannel
 /// - `webpush encrypt N PAYLOAD_BYTES [padding]`: N × (fresh ephemeral key + salt + RFC 8291 encryption) for
 ///   one subscriber; prints `{"op":"encrypt","n":…,"seconds":…,"per_second":…}`.
 /// - `webpush send BASE_URL CAFILE N [LOOPS]`: N subscriptions at `BASE_URL/push/<i>`, delivered through
-///   `WebPushChannel.deliver` in batches of 500, four in flight (as the router does);
+///   `WebPushChannel.deliver` in batches of 125, four in flight (as the router does);
 ///   prints `{"op":"send","n":…,"delivered":…,"seconds":…,"per_second":…}`.
 enum WebPushBench {
     static func main(_ args: [String]) async throws {
@@ -84,11 +84,11 @@ enum WebPushBench {
             severity: .warning, url: "/sessions/5f0c", data: ["sessionId": "5f0c"])
         // Warm-up: one request opens the connection(s) and signs the VAPID token.
         _ = await channel.deliver(DeliveryRequest(notification: notification, targets: [targets[0]]))
-        let batches = stride(from: 0, to: targets.count, by: 500).map {
-            Array(targets[$0..<min($0 + 500, targets.count)])
+        let batches = stride(from: 0, to: targets.count, by: 125).map {
+            Array(targets[$0..<min($0 + 125, targets.count)])
         }
         let start = ContinuousClock.now
-        // As the router's executor hands them: chunks of at most 500, four in flight.
+        // As the router's executor hands them: chunks of at most 125, four in flight.
         let inFlight = Int(ProcessInfo.processInfo.environment["HERALD_BENCH_CHUNKS_IN_FLIGHT"] ?? "") ?? 4
         let results = await ConcurrentMap.map(batches, limit: max(1, inFlight)) { batch in
             await channel.deliver(DeliveryRequest(notification: notification, targets: batch))

@@ -12,38 +12,47 @@ import Testing
     @Test func sigkillMidFanOutLosesNothing() async throws {
         let server = try await FakeHTTPServer.start()
         defer { Task { await server.stop() } }
-        try await server.route("/token", [.json(200, #"{"access_token":"ya29.crash-test","expires_in":3600,"token_type":"Bearer"}"#)])
+        try await server.route(
+            "/token", [.json(200, #"{"access_token":"ya29.crash-test","expires_in":3600,"token_type":"Bearer"}"#)])
         try await server.route(
             "/v1/projects/crash-test/messages:send",
-            [FakeHTTPResponse(status: 200, headers: ["content-type": "application/json"], body: Array(#"{"name":"projects/crash-test/messages/1"}"#.utf8), delay: .milliseconds(5))])
+            [
+                FakeHTTPResponse(
+                    status: 200, headers: ["content-type": "application/json"],
+                    body: Array(#"{"name":"projects/crash-test/messages/1"}"#.utf8), delay: .milliseconds(5))
+            ])
 
         let cli = try CLI(configText: "")
         let keyPath = cli.home + "/sa-key.pem"
         let gen = Process()
         gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        gen.arguments = ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath]
+        gen.arguments = [
+            "openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath,
+        ]
         gen.standardError = Pipe()
         try gen.run()
         gen.waitUntilExit()
         let pem = try String(contentsOfFile: keyPath, encoding: .utf8)
         let serviceAccount: JSONValue = [
             "type": "service_account", "project_id": "crash-test", "private_key_id": "k1", "private_key": .string(pem),
-            "client_email": "herald@crash-test.iam.gserviceaccount.com", "token_uri": .string(server.baseURL + "/token"),
+            "client_email": "herald@crash-test.iam.gserviceaccount.com",
+            "token_uri": .string(server.baseURL + "/token"),
         ]
-        try serviceAccount.canonicalString.write(toFile: cli.home + "/service-account.json", atomically: true, encoding: .utf8)
+        try serviceAccount.canonicalString.write(
+            toFile: cli.home + "/service-account.json", atomically: true, encoding: .utf8)
         try """
-            version: 1
-            store: { path: ./herald.db }
-            tls: { ca-file: \(server.caFile) }
-            channels:
-              fcm:
-                type: fcm
-                service-account: ./service-account.json
-                endpoint: \(server.baseURL)
-            routes:
-              default:
-                - deliver: [fcm]
-            """.write(toFile: cli.config, atomically: true, encoding: .utf8)
+        version: 1
+        store: { path: ./herald.db }
+        tls: { ca-file: \(server.caFile) }
+        channels:
+          fcm:
+            type: fcm
+            service-account: ./service-account.json
+            endpoint: \(server.baseURL)
+        routes:
+          default:
+            - deliver: [fcm]
+        """.write(toFile: cli.config, atomically: true, encoding: .utf8)
 
         let lines = (0..<Self.devices).map { #"{"deviceId":"d\#($0)","platform":"phone","token":"tok-\#($0)"}"# }
         let reg = try cli.run(["devices", "register"], stdin: lines.joined(separator: "\n"))
@@ -52,7 +61,9 @@ import Testing
         // Start the fan-out and kill it with SIGKILL once part of it has reached the provider.
         let send = Process()
         send.executableURL = URL(fileURLWithPath: CLI.binary)
-        send.arguments = ["send", "-c", cli.config, "--json", #"{"id":"crash-1","title":"Deploy finished","body":"v1.2.3"}"#]
+        send.arguments = [
+            "send", "-c", cli.config, "--json", #"{"id":"crash-1","title":"Deploy finished","body":"v1.2.3"}"#,
+        ]
         var env = ProcessInfo.processInfo.environment
         env["HERALD_HOME"] = cli.home
         send.environment = env
@@ -90,7 +101,8 @@ import Testing
         #expect(idsByToken.count == Self.devices, "every device received the notification")
         #expect(idsByToken.values.allSatisfy { $0.count == 1 }, "duplicates carry the same idempotency key")
         let duplicates = countByToken.values.filter { $0 > 1 }.count
-        #expect(duplicates <= 500, "at most one in-flight chunk is resent (\(duplicates))")
+        // The executor keeps 4 chunks of 125 in flight; what a kill leaves sent but unrecorded is resent.
+        #expect(duplicates <= 500, "at most the in-flight chunks (4 x 125) are resent (\(duplicates))")
         let history = try cli.run(["history", "--format", "json", "--id", "crash-1"])
         let deliveries = try JSONValue.parse(history.stdout).arrayValue?.first?["deliveries"]?.arrayValue ?? []
         #expect(deliveries.count == Self.devices)

@@ -12,8 +12,10 @@ struct Executor: Sendable {
     let logger: ChannelLogger
     /// Lease owner id of this process.
     let owner: String
-    /// Targets handed to a channel per call (bounds memory and what a crash can lose).
-    var chunkSize = 500
+    /// Targets handed to a channel per call. Results are recorded when a call returns, so
+    /// `chunkSize × chunksInFlight` (500) bounds the deliveries a crash can leave sent but unrecorded,
+    /// which a restarted process sends again (with the same delivery id).
+    var chunkSize = 125
     /// Chunks of one notification and channel in flight at once. A `deliver` call ends with a tail
     /// in which its last requests finish and nothing new starts; with several calls in flight the
     /// next chunk's requests fill that gap (and its payloads are built while the others send).
