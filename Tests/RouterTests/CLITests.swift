@@ -197,7 +197,8 @@ struct CLI {
     }
 
     @Test func hapiConfigValidatesWithCredentials() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let cli = try CLI(configText: "")
         func openssl(_ args: [String]) throws {
             let p = Process()
@@ -208,18 +209,27 @@ struct CLI {
             p.waitUntilExit()
         }
         try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", cli.home + "/rsa.pem"])
-        try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", cli.home + "/AuthKey.p8"])
+        try openssl([
+            "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", cli.home + "/AuthKey.p8",
+        ])
         let sa: JSONValue = [
-            "type": "service_account", "project_id": "hapi-test", "private_key": .string(try String(contentsOfFile: cli.home + "/rsa.pem", encoding: .utf8)),
-            "client_email": "hapi@hapi-test.iam.gserviceaccount.com", "token_uri": "https://oauth2.googleapis.com/token",
+            "type": "service_account", "project_id": "hapi-test",
+            "private_key": .string(try String(contentsOfFile: cli.home + "/rsa.pem", encoding: .utf8)),
+            "client_email": "hapi@hapi-test.iam.gserviceaccount.com",
+            "token_uri": "https://oauth2.googleapis.com/token",
         ]
         try sa.canonicalString.write(toFile: cli.home + "/service-account.json", atomically: true, encoding: .utf8)
-        let env = ["APNS_KEY_ID": "ABC123DEFG", "APNS_TEAM_ID": "TEAM123456", "TELEGRAM_BOT_TOKEN": "123456789:AAHtestTokenValue_abcdefghijklmnopq"]
+        let env = [
+            "APNS_KEY_ID": "ABC123DEFG", "APNS_TEAM_ID": "TEAM123456",
+            "TELEGRAM_BOT_TOKEN": "123456789:AAHtestTokenValue_abcdefghijklmnopq",
+        ]
         let r = try cli.run(["validate", "-c", root.appendingPathComponent("config/hapi.yaml").path], env: env)
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.stdout == "ok: 5 channels, 1 routes\n")
         // Without the Telegram token the error names the position and the variable.
-        let missing = try cli.run(["validate", "-c", root.appendingPathComponent("config/hapi.yaml").path], env: ["APNS_KEY_ID": "A", "APNS_TEAM_ID": "T", "TELEGRAM_BOT_TOKEN": ""])
+        let missing = try cli.run(
+            ["validate", "-c", root.appendingPathComponent("config/hapi.yaml").path],
+            env: ["APNS_KEY_ID": "A", "APNS_TEAM_ID": "T", "TELEGRAM_BOT_TOKEN": ""])
         #expect(missing.code == 65)
         #expect(missing.stderr.contains("environment variable TELEGRAM_BOT_TOKEN is not set"))
     }
