@@ -68,6 +68,9 @@ final class EventLoop: @unchecked Sendable {
     /// Executor jobs enqueued from the loop thread itself (resumed callers); run before the next poll.
     private var localJobs: [UnownedJob] = []
     private var exiting = false
+    /// Requests of batches submitted to this loop and not yet finished (read by other threads to
+    /// place the next batch).
+    private let pendingRequests = Atomic<Int>(0)
     /// The loop thread's id, set once when it starts; 0 before.
     private let loopThreadID = Atomic<UInt>(0)
     /// A NUL byte that `CURLOPT_POSTFIELDS` points at for an empty body (a null pointer would make libcurl
@@ -119,13 +122,18 @@ final class EventLoop: @unchecked Sendable {
         if !enqueue(.single(job)) { job.continuation.resume(returning: .failure(Self.shutdownError)) }
     }
 
+    /// Requests of batches this loop holds: queued, waiting or in flight.
+    var load: Int { pendingRequests.load(ordering: .relaxed) }
+
     /// Hands a batch to the loop; resumes it with `.shutdown` for every request when the loop is stopping.
     func submit(_ batch: BatchJob) {
+        pendingRequests.add(batch.items.count, ordering: .relaxed)
         if isLoopThread && !exiting {
             start(batch)
             return
         }
         if !enqueue(.batch(batch)) {
+            pendingRequests.subtract(batch.items.count, ordering: .relaxed)
             batch.continuation.resume(
                 returning: Array(repeating: .failure(Self.shutdownError), count: batch.items.count))
         }
@@ -260,6 +268,7 @@ final class EventLoop: @unchecked Sendable {
             switch work {
             case .single(let job): job.continuation.resume(returning: .failure(Self.shutdownError))
             case .batch(let batch):
+                pendingRequests.subtract(batch.items.count, ordering: .relaxed)
                 batch.continuation.resume(
                     returning: Array(repeating: .failure(Self.shutdownError), count: batch.items.count))
             }
@@ -423,6 +432,7 @@ final class EventLoop: @unchecked Sendable {
     private func record(_ batch: BatchJob, _ index: Int, _ result: TransferResult) {
         batch.results[index] = result
         batch.done += 1
+        pendingRequests.subtract(1, ordering: .relaxed)
     }
 
     /// Fails the batch's unstarted requests and aborts its running ones.

@@ -117,9 +117,7 @@ public final class HTTPClient: Sendable {
             }
         }
         if !items.isEmpty {
-            let loop =
-                loops.first(where: \.isLoopThread)
-                ?? loops[nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % loops.count]
+            let loop = loops.first(where: \.isLoopThread) ?? leastLoaded()
             let token = RequestToken()
             let count = items.count
             let raw = await withTaskCancellationHandler {
@@ -139,6 +137,23 @@ public final class HTTPClient: Sendable {
             for (k, result) in raw.enumerated() { results[positions[k]] = result.map { $0.response() } }
         }
         return results.map { $0 ?? .failure(EventLoop.shutdownError) }
+    }
+
+    /// The loop with the fewest requests in hand (ties go round-robin), so that concurrent batches
+    /// spread evenly even when they finish at different times.
+    private func leastLoaded() -> EventLoop {
+        let start = nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue
+        var best = loops[start % loops.count]
+        var bestLoad = best.load
+        for k in 1..<loops.count {
+            let candidate = loops[(start + k) % loops.count]
+            let load = candidate.load
+            if load < bestLoad {
+                best = candidate
+                bestLoad = load
+            }
+        }
+        return best
     }
 
     /// Shuts the client down: in-flight and queued requests fail with `.shutdown`, the loop threads are
