@@ -298,17 +298,8 @@ struct HeraldCLI {
 
     static func runWorker(_ args: Arguments) async throws -> Int32 {
         try await withRouter(args) { router in
-            signal(SIGTERM, SIG_IGN)
-            signal(SIGINT, SIG_IGN)
-            signal(SIGHUP, SIG_IGN)
             let worker = Task { await router.run() }
-            let queue = DispatchQueue(label: "herald.signals")
-            let stop = DispatchSource.makeSignalSource(signal: SIGTERM, queue: queue)
-            let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: queue)
-            let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
-            stop.setEventHandler { worker.cancel() }
-            interrupt.setEventHandler { worker.cancel() }
-            hangup.setEventHandler {
+            let reload: @Sendable () -> Void = {
                 Task {
                     do {
                         let warnings = try await router.reload()
@@ -319,9 +310,16 @@ struct HeraldCLI {
                     }
                 }
             }
-            stop.resume()
-            interrupt.resume()
-            hangup.resume()
+            // Installed before "running" is printed: a signal sent from then on is never lost.
+            let signals = SignalPipe.install([SIGTERM, SIGINT, SIGHUP], queue: DispatchQueue(label: "herald.signals")) {
+                signal in
+                if signal == SIGHUP { reload() } else { worker.cancel() }
+            }
+            guard let signals else {
+                worker.cancel()
+                throw UsageError("cannot install signal handlers (pipe failed)")
+            }
+            defer { signals.cancel() }
             eprint("herald: running (SIGHUP reloads, SIGTERM stops)")
             await worker.value
             eprint("herald: stopped")

@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import RouterTesting
+import Synchronization
 import Testing
 
 /// Runs the real `herald` binary in a temporary HERALD_HOME.
@@ -267,15 +268,20 @@ extension JSONValue {
         let err = Pipe()
         p.standardError = err
         p.standardOutput = Pipe()
+        // stderr is collected in the background, so that waiting for a line never blocks on a read.
+        let collected = Mutex("")
+        err.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            collected.withLock { $0 += text }
+        }
         try p.run()
         func waitFor(_ text: String) async throws -> String {
-            var seen = ""
-            for _ in 0..<200 {
-                seen += String(decoding: err.fileHandleForReading.availableData, as: UTF8.self)
+            for _ in 0..<400 {
+                let seen = collected.withLock { $0 }
                 if seen.contains(text) { return seen }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            return seen
+            return collected.withLock { $0 }
         }
         #expect(try await waitFor("running").contains("running"))
         try "version: 1\nchannels: [broken\n".write(toFile: cli.config, atomically: true, encoding: .utf8)
@@ -285,7 +291,14 @@ extension JSONValue {
         kill(p.processIdentifier, SIGHUP)
         #expect(try await waitFor("reloaded").contains("herald: reloaded"))
         kill(p.processIdentifier, SIGTERM)
+        for _ in 0..<400 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        if p.isRunning {
+            Issue.record("herald run did not stop on SIGTERM")
+            kill(p.processIdentifier, SIGKILL)
+        }
         p.waitUntilExit()
+        #expect(try await waitFor("stopped").contains("herald: stopped"))
+        err.fileHandleForReading.readabilityHandler = nil
         #expect(p.terminationStatus == 0)
     }
 }
