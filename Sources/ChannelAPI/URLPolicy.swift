@@ -5,22 +5,29 @@ import Foundation
 /// the host in `allow-hosts:`.
 public enum URLPolicy {
     /// Checks `url`; `field` names it in the error.
-    public static func check(_ url: String, field: String, allowHosts: [String]) throws(ValidationError) {
+    /// - Returns: The parsed URL, so that a caller needing its parts does not parse it again.
+    @discardableResult
+    public static func check(_ url: String, field: String, allowHosts: [String]) throws(ValidationError)
+        -> URLComponents
+    {
         guard let comps = URLComponents(string: url), let host = comps.host?.lowercased(), !host.isEmpty else {
             throw ValidationError(field: field, "not a valid URL")
         }
         let hostPort = comps.port.map { "\(host):\($0)" } ?? host
-        if allowHosts.contains(where: { $0.lowercased() == host || $0.lowercased() == hostPort }) { return }
+        if allowHosts.contains(where: { $0.lowercased() == host || $0.lowercased() == hostPort }) { return comps }
         guard comps.scheme?.lowercased() == "https" else { throw ValidationError(field: field, "must be an https URL") }
         if isPrivate(host) {
             throw ValidationError(
                 field: field, "host \(host) is loopback or private; list it in allow-hosts to permit it")
         }
+        return comps
     }
 
     /// Whether `host` names loopback, link-local, private or unspecified space.
     public static func isPrivate(_ host: String) -> Bool {
-        let h = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        var h = Substring(host)
+        while let c = h.first, c == "[" || c == "]" { h = h.dropFirst() }
+        while let c = h.last, c == "[" || c == "]" { h = h.dropLast() }
         if h == "localhost" || h.hasSuffix(".localhost") || h.hasSuffix(".local") || h.hasSuffix(".internal") {
             return true
         }

@@ -15,9 +15,12 @@ public enum VAPID {
     /// The `aud` claim: the origin of the push resource (`scheme://host[:port]`, the port only when
     /// it is not the scheme's default, no path, no trailing slash). Nil for a URL without a host.
     public static func audience(for endpoint: String) -> String? {
-        guard let comps = URLComponents(string: endpoint), let scheme = comps.scheme?.lowercased(),
-            let rawHost = comps.host, !rawHost.isEmpty
-        else { return nil }
+        URLComponents(string: endpoint).flatMap(audience(of:))
+    }
+
+    /// The `aud` claim for an already parsed endpoint (see ``audience(for:)``).
+    public static func audience(of comps: URLComponents) -> String? {
+        guard let scheme = comps.scheme?.lowercased(), let rawHost = comps.host, !rawHost.isEmpty else { return nil }
         var host = rawHost.lowercased()
         if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
         let defaultPort = scheme == "https" ? 443 : scheme == "http" ? 80 : nil

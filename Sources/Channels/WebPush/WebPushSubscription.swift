@@ -23,7 +23,7 @@ public struct WebPushSubscription: Sendable {
         guard endpoint.utf8.count <= 2048 else {
             throw ValidationError(field: "subscription.endpoint", "longer than 2048 bytes")
         }
-        try URLPolicy.check(endpoint, field: "subscription.endpoint", allowHosts: allowHosts)
+        let parsed = try URLPolicy.check(endpoint, field: "subscription.endpoint", allowHosts: allowHosts)
         guard let keys = sub["keys"]?.objectValue else {
             throw ValidationError(field: "subscription.keys", "required object {p256dh, auth}")
         }
@@ -57,7 +57,7 @@ public struct WebPushSubscription: Sendable {
             throw ValidationError(field: "subscription.keys.auth", error.message)
         }
         self.endpoint = endpoint
-        self.audience = VAPID.audience(for: endpoint)
+        self.audience = VAPID.audience(of: parsed)
     }
 
     /// The subscription as stored: keys normalised to unpadded base64url.
