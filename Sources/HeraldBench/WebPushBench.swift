@@ -13,7 +13,8 @@ import WebPushChannel
 /// - `webpush encrypt N PAYLOAD_BYTES [padding]`: N × (fresh ephemeral key + salt + RFC 8291 encryption) for
 ///   one subscriber; prints `{"op":"encrypt","n":…,"seconds":…,"per_second":…}`.
 /// - `webpush send BASE_URL CAFILE N [LOOPS]`: N subscriptions at `BASE_URL/push/<i>`, delivered through
-///   `WebPushChannel.deliver` in batches of 125, four in flight (as the router does);
+///   `WebPushChannel.deliver` in batches of 125, four in flight (as the router does;
+///   `HERALD_BENCH_CHUNKS_IN_FLIGHT` changes the four, e.g. to show the loop's per-host queue at work);
 ///   prints `{"op":"send","n":…,"delivered":…,"seconds":…,"per_second":…}`.
 enum WebPushBench {
     static func main(_ args: [String]) async throws {
