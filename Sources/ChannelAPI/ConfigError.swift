@@ -17,10 +17,13 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible {
     }
 
     /// `FILE:LINE:COLUMN: message`.
-    public var description: String {
-        if let mark { return "\(file):\(mark.line):\(mark.column): \(message)" }
-        return "\(file): \(message)"
-    }
+    public var description: String { located(file, mark, message) }
+}
+
+/// `FILE:LINE:COLUMN: text`, or `FILE: text` without a position.
+private func located(_ file: String, _ mark: YAMLMark?, _ text: String) -> String {
+    if let mark { return "\(file):\(mark.line):\(mark.column): \(text)" }
+    return "\(file): \(text)"
 }
 
 /// A non-fatal finding (for example a defined but unrouted channel), printed by `validate`.
@@ -40,8 +43,5 @@ public struct ConfigWarning: Sendable, CustomStringConvertible {
     }
 
     /// `FILE:LINE:COLUMN: warning: message`.
-    public var description: String {
-        if let mark { return "\(file):\(mark.line):\(mark.column): warning: \(message)" }
-        return "\(file): warning: \(message)"
-    }
+    public var description: String { located(file, mark, "warning: " + message) }
 }

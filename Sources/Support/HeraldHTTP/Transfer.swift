@@ -188,7 +188,6 @@ final class EasyHandle {
 /// `@unchecked Sendable`: it is built by the caller and never changed afterwards; the loop thread only
 /// hands `list` to libcurl, which reads it while the transfer runs.
 final class HeaderList: @unchecked Sendable {
-    let headers: [HTTPHeader]
     private(set) var list: UnsafeMutablePointer<curl_slist>?
     /// Whether every line could be appended (false means out of memory).
     private(set) var complete = true
@@ -196,7 +195,6 @@ final class HeaderList: @unchecked Sendable {
     /// Builds the list: the caller's headers, plus removal of libcurl's implicit `Expect` and form
     /// `Content-Type` headers when the caller sets none.
     init(_ headers: [HTTPHeader]) {
-        self.headers = headers
         var hasContentType = false
         var hasExpect = false
         var line: [UInt8] = []
