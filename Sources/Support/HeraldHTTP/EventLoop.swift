@@ -360,7 +360,7 @@ final class EventLoop: @unchecked Sendable {
         guard !stopping, var queue = parked[host] else { return }
         parked[host] = nil  // no copy-on-write while the queue is changed
         while activePerHost[host, default: 0] < capacityPerHost, let item = queue.popFirst() {
-            if let failure = launch(item.request, item.headerList, item.completion, host: host, parking: false) {
+            if let failure = launch(item.request, item.headerList, item.host, item.completion, parking: false) {
                 fail(item.completion, failure)
             }
         }
@@ -418,7 +418,7 @@ final class EventLoop: @unchecked Sendable {
             let index = batch.next
             batch.next += 1
             let item = batch.items[index]
-            if let failure = launch(item.request, item.headerList, .batch(batch, index)) {
+            if let failure = launch(item.request, item.headerList, item.host, .batch(batch, index)) {
                 record(batch, index, .failure(failure))
             } else {
                 batch.inFlight += 1
@@ -467,7 +467,7 @@ final class EventLoop: @unchecked Sendable {
             job.continuation.resume(returning: .failure(Self.cancelledError))
             return
         }
-        if let failure = launch(job.request, job.headerList, .single(job.token, job.continuation)) {
+        if let failure = launch(job.request, job.headerList, job.host, .single(job.token, job.continuation)) {
             job.continuation.resume(returning: .failure(failure))
         }
     }
@@ -476,13 +476,12 @@ final class EventLoop: @unchecked Sendable {
     /// its host has no free stream. Returns the error when the transfer could not start (then `completion`
     /// is not called).
     private func launch(
-        _ request: HTTPRequest, _ headerList: HeaderList, _ completion: Completion, host known: String? = nil,
+        _ request: HTTPRequest, _ headerList: HeaderList, _ host: String, _ completion: Completion,
         parking: Bool = true
     ) -> HTTPError? {
-        let host = known ?? Self.hostKey(request.url)
         if parking, activePerHost[host, default: 0] >= capacityPerHost || parked[host] != nil {
             parked[host, default: ParkedQueue()].append(
-                ParkedRequest(request: request, headerList: headerList, completion: completion))
+                ParkedRequest(request: request, headerList: headerList, host: host, completion: completion))
             return nil
         }
         guard let easy = pool.popLast() ?? EasyHandle() else {
@@ -512,6 +511,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// `scheme://authority` of a URL, lower-cased: the unit libcurl's connection limit applies to.
+    /// Computed by ``HTTPClient`` when a request is submitted, so the loop thread does not pay for it.
     static func hostKey(_ url: String) -> String {
         let bytes = Array(url.utf8)
         var i = 0

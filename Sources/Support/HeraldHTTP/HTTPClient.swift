@@ -80,7 +80,9 @@ public final class HTTPClient: Sendable {
                     return
                 }
                 loop.submit(
-                    Job(request: request, headerList: headerList, token: token, continuation: continuation))
+                    Job(
+                        request: request, headerList: headerList, host: EventLoop.hostKey(request.url), token: token,
+                        continuation: continuation))
             }
         } onCancel: {
             if token.cancel() { loop.cancel(token) }
@@ -110,7 +112,10 @@ public final class HTTPClient: Sendable {
         for (i, request) in requests.enumerated() {
             do throws(HTTPError) {
                 try Curl.validate(request)
-                items.append(BatchItem(request: request, headerList: HeaderList(request.headers)))
+                items.append(
+                    BatchItem(
+                        request: request, headerList: HeaderList(request.headers), host: EventLoop.hostKey(request.url))
+                )
                 positions.append(i)
             } catch {
                 results[i] = .failure(error)

@@ -60,6 +60,8 @@ final class RequestToken: Sendable {
 struct Job: Sendable {
     let request: HTTPRequest
     let headerList: HeaderList
+    /// ``EventLoop/hostKey(_:)`` of the URL, computed by the caller.
+    let host: String
     let token: RequestToken
     let continuation: UnsafeContinuation<TransferResult, Never>
 }
@@ -68,6 +70,8 @@ struct Job: Sendable {
 struct BatchItem: Sendable {
     let request: HTTPRequest
     let headerList: HeaderList
+    /// ``EventLoop/hostKey(_:)`` of the URL, computed by the caller.
+    let host: String
 }
 
 /// Many requests handed to one loop at once. The loop keeps at most `limit` of them in flight, starts the
@@ -102,6 +106,7 @@ final class BatchJob: @unchecked Sendable {
 struct ParkedRequest {
     let request: HTTPRequest
     let headerList: HeaderList
+    let host: String
     let completion: Completion
 }
 
