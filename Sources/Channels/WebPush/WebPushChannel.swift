@@ -139,7 +139,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     /// The request for one target, or the result that stops it before sending.
     func prepare(
         _ target: DeliveryTarget, ring: VAPIDKeyRing, payload: WebPushPayload.Template, headers: [HTTPHeader]
-    ) -> Result<(request: HTTPRequest, audience: String, key: VAPIDKey, secrets: [String]), PrepareStop> {
+    ) -> Result<Prepared, PrepareStop> {
         guard let device = target.device else {
             return .failure(.init(.failed(target, reason: "no device to deliver to")))
         }
