@@ -29,7 +29,7 @@ enum APNsBench {
         let http = try HTTPClient(
             configuration: HTTPClientConfiguration(
                 caFile: caFile, maxConnectionsPerHost: max(1, connections), maxConcurrentStreams: 100,
-                eventLoops: max(1, eventLoops)))
+                eventLoops: max(1, eventLoops), coalescesWrites: benchCoalescesWrites))
         let context = ChannelContext(
             name: "apns", http: http, clock: SystemClock(), random: SystemRandom(),
             logger: ChannelLogger(source: "apns", sink: StandardErrorLogSink(minimumLevel: .warning)),

@@ -24,7 +24,8 @@ enum HTTPBench {
         let client = try HTTPClient(
             configuration: HTTPClientConfiguration(
                 caFile: caFile, maxConnectionsPerHost: perLoopConnections,
-                maxConcurrentStreams: max(100, inFlight), eventLoops: loops))
+                maxConcurrentStreams: max(100, inFlight), eventLoops: loops,
+                coalescesWrites: benchCoalescesWrites))
         var body = [UInt8](repeating: UInt8(ascii: "a"), count: 1024)
         body.replaceSubrange(0..<17, with: Array(#"{"aps":{"alert":""#.utf8))
         body.replaceSubrange(1021..<1024, with: Array(#""}}"#.utf8))

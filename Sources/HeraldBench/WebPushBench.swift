@@ -56,7 +56,8 @@ enum WebPushBench {
 
     /// Full sends through the channel to `count` subscriptions at the sink.
     static func sends(baseURL: String, caFile: String, count: Int, eventLoops: Int) async throws -> String {
-        let http = try HTTPClient(configuration: .init(caFile: caFile, eventLoops: eventLoops))
+        let http = try HTTPClient(
+            configuration: .init(caFile: caFile, eventLoops: eventLoops, coalescesWrites: benchCoalescesWrites))
         let context = ChannelContext(
             name: "webpush", http: http, clock: SystemClock(), random: SystemRandom(),
             logger: ChannelLogger(source: "webpush", sink: StandardErrorLogSink()), state: InMemoryChannelState())

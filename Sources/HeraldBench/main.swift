@@ -16,6 +16,10 @@ let usage = """
       webpush encrypt SECONDS SIZE PADDING | webpush send BASEURL CAFILE N LOOPS
     """
 
+/// `HERALD_BENCH_COALESCE=0` runs the HTTP benches with ``HTTPClientConfiguration/coalescesWrites`` off,
+/// to measure what corking the connections is worth.
+let benchCoalescesWrites = ProcessInfo.processInfo.environment["HERALD_BENCH_COALESCE"] != "0"
+
 let args = Array(CommandLine.arguments.dropFirst())
 func int(_ i: Int) -> Int? { args.count > i ? Int(args[i]) : nil }
 

@@ -279,6 +279,30 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    @Test("Corked connections are flushed every round and closed by shutdown", arguments: [true, false])
+    func corkedConnections(coalesces: Bool) async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile, coalescesWrites: coalesces))
+        try await server.route("/", [.json(200, "{}")])
+        // One request after another: each must leave at the end of its round. A request left corked would
+        // wait for the kernel's 200 ms ceiling, so 20 of them would take 4 s or more.
+        let started = ContinuousClock.now
+        for index in 0..<20 {
+            let response = try await client.send(HTTPRequest(url: server.baseURL + "/n/\(index)", body: [1, 2, 3]))
+            #expect(response.status == 200)
+        }
+        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(client.corkedSockets == (coalesces ? 1 : 0))
+        #expect(client.connectionsOpened == 1)
+        let recorded = try await server.requests()
+        #expect(recorded.count == 20)
+        #expect(recorded.allSatisfy { $0.body == [1, 2, 3] })
+        await client.shutdown()
+        // libcurl closed the connection through the loop's close callback.
+        #expect(client.corkedSockets == 0)
+        await server.stop()
+    }
+
     @Test("A request exceeding its timeout fails with .timeout and the client keeps working")
     func perRequestTimeout() async throws {
         let server = try await FakeHTTPServer.start()

@@ -1,5 +1,9 @@
 #include "CHeraldShims.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 CURLcode herald_curl_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
 CURLcode herald_curl_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
 CURLcode herald_curl_easy_setopt_cstr(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
@@ -14,6 +18,26 @@ CURLcode herald_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return cu
 CURLcode herald_curl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 CURLcode herald_curl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 CURLMcode herald_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+CURLcode herald_curl_easy_setopt_sockopt(CURL *h, int (*fn)(void *, curl_socket_t, curlsocktype)) {
+    return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, fn);
+}
+CURLcode herald_curl_easy_setopt_closesocket(CURL *h, int (*fn)(void *, curl_socket_t)) {
+    return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, fn);
+}
+
+int herald_tcp_cork(int fd) {
+#ifdef TCP_CORK
+    int on = 1;
+    return setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+#else
+    (void)fd;
+    return -1;
+#endif
+}
+int herald_tcp_push(int fd) {
+    int on = 1;
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+}
 
 int herald_sqlite3_bind_text_transient(sqlite3_stmt *s, int i, const char *t, int n) {
     return sqlite3_bind_text(s, i, t, n, SQLITE_TRANSIENT);

@@ -17,11 +17,15 @@ struct LoopSettings: Sendable {
     var maxConnectionsPerHost: Int
     var maxConcurrentStreams: Int
     var userAgent: String
+    /// Most connection sockets a loop corks (``CorkedSockets``); 0 turns corking off.
+    var corkLimit: Int
 }
 
 /// Counters shared by a client's loops.
 final class ClientStats: Sendable {
     let connectionsOpened = Atomic<Int>(0)
+    /// Connection sockets corked right now, over all loops.
+    let socketsCorked = Atomic<Int>(0)
 }
 
 /// One thread driving one libcurl multi handle.
@@ -55,6 +59,8 @@ final class EventLoop: @unchecked Sendable {
     private var batches: [ObjectIdentifier: BatchJob] = [:]
     private var byEasy: [UnsafeMutableRawPointer: Transfer] = [:]
     private var pool: [EasyHandle] = []
+    /// Connection sockets held corked during a round and flushed before the loop waits.
+    private var corked: CorkedSockets
     /// Set once the loop is stopping: batches then fail their unstarted requests instead of starting them.
     private var stopping = false
     /// Transfers handed to libcurl, per host (`scheme://authority`).
@@ -84,6 +90,7 @@ final class EventLoop: @unchecked Sendable {
         emptyBody.initialize(to: 0)
         self.settings = settings
         self.stats = stats
+        corked = CorkedSockets(limit: max(0, settings.corkLimit))
         _ = herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, settings.maxConnectionsPerHost))
         _ = herald_curl_multi_setopt_long(
@@ -255,6 +262,8 @@ final class EventLoop: @unchecked Sendable {
             if stop { break }
             _ = curl_multi_perform(multi, &running)
             drainMessages()
+            // What this round wrote leaves now, in as few segments as it fills.
+            corked.flush()
             // Callers resumed onto this loop run at the top of the next round, without blocking first.
             if localJobs.isEmpty { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
@@ -525,6 +534,16 @@ final class EventLoop: @unchecked Sendable {
         return String(decoding: bytes[..<min(i, bytes.count)], as: UTF8.self).lowercased()
     }
 
+    /// libcurl made a connection socket (loop thread, inside `curl_multi_perform`).
+    private func socketOpened(_ fd: Int32) {
+        if corked.cork(fd) { stats.socketsCorked.add(1, ordering: .relaxed) }
+    }
+
+    /// libcurl is closing a connection socket (loop thread).
+    private func socketClosing(_ fd: Int32) {
+        if corked.remove(fd) { stats.socketsCorked.subtract(1, ordering: .relaxed) }
+    }
+
     /// Sets every option of one transfer; returns an error when libcurl rejects one.
     private func configure(_ transfer: Transfer, _ request: HTTPRequest, _ headerList: HeaderList) -> HTTPError? {
         let handle = transfer.easy.handle
@@ -603,6 +622,25 @@ final class EventLoop: @unchecked Sendable {
                 return length
             })
         check(herald_curl_easy_setopt_ptr(handle, CURLOPT_HEADERDATA, context))
+
+        // Sockets: new connections are corked and flushed once per round (see CorkedSockets). The close
+        // callback is kept by the connection, which lives in this loop's multi handle and dies with it.
+        if corked.limit > 0 {
+            let loop = Unmanaged.passUnretained(self).toOpaque()
+            check(
+                herald_curl_easy_setopt_sockopt(handle) { loop, fd, purpose in
+                    guard let loop, purpose == CURLSOCKTYPE_IPCXN else { return Int32(CURL_SOCKOPT_OK) }
+                    Unmanaged<EventLoop>.fromOpaque(loop).takeUnretainedValue().socketOpened(fd)
+                    return Int32(CURL_SOCKOPT_OK)
+                })
+            check(herald_curl_easy_setopt_ptr(handle, CURLOPT_SOCKOPTDATA, loop))
+            check(
+                herald_curl_easy_setopt_closesocket(handle) { loop, fd in
+                    if let loop { Unmanaged<EventLoop>.fromOpaque(loop).takeUnretainedValue().socketClosing(fd) }
+                    return close(fd)
+                })
+            check(herald_curl_easy_setopt_ptr(handle, CURLOPT_CLOSESOCKETDATA, loop))
+        }
 
         if failed == CURLE_OK { return nil }
         let text = String(cString: curl_easy_strerror(failed))

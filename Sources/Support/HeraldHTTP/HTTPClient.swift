@@ -38,7 +38,8 @@ public final class HTTPClient: Sendable {
             maxResponseBytes: configuration.maxResponseBytes,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost,
             maxConcurrentStreams: configuration.maxConcurrentStreams,
-            userAgent: configuration.userAgent)
+            userAgent: configuration.userAgent,
+            corkLimit: configuration.coalescesWrites ? CorkedSockets.defaultLimit : 0)
         var loops: [EventLoop] = []
         do {
             for _ in 0..<configuration.eventLoops {
@@ -184,4 +185,8 @@ public final class HTTPClient: Sendable {
     /// Total connections this client has opened (the sum of `CURLINFO_NUM_CONNECTS` over finished
     /// transfers); tests use it to prove connection reuse.
     public var connectionsOpened: Int { stats.connectionsOpened.load(ordering: .relaxed) }
+
+    /// Connection sockets held corked right now (see ``HTTPClientConfiguration/coalescesWrites``); tests
+    /// use it to prove every corked socket is closed by ``shutdown()``.
+    public var corkedSockets: Int { stats.socketsCorked.load(ordering: .relaxed) }
 }

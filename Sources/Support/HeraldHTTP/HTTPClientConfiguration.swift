@@ -20,6 +20,14 @@ public struct HTTPClientConfiguration: Sendable {
     public var eventLoops: Int = 1
     /// The `User-Agent` header sent with every request.
     public var userAgent: String = "herald/0.1"
+    /// Whether each event loop corks its connections (`TCP_CORK`, Linux) while it runs a round of
+    /// transfers and sends what they hold once at the end of the round, before it waits again.
+    ///
+    /// The requests one round writes then share TCP segments instead of taking one or two each, which
+    /// saves CPU on both ends of a busy HTTP/2 connection; a request waits at most for the rest of its
+    /// round. At most 16 connections per loop are corked (each costs one `setsockopt` per round); the
+    /// rest are sent as written. On by default.
+    public var coalescesWrites: Bool = true
 
     /// Creates a configuration; every parameter has a default.
     /// - Parameters:
@@ -31,10 +39,12 @@ public struct HTTPClientConfiguration: Sendable {
     ///   - maxConcurrentStreams: HTTP/2 streams per connection.
     ///   - eventLoops: Number of event-loop threads.
     ///   - userAgent: The `User-Agent` header.
+    ///   - coalescesWrites: Whether loops cork their connections and flush them once per round.
     public init(
         caFile: String? = nil, defaultTimeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10),
         maxResponseBytes: Int = 1 << 20, maxConnectionsPerHost: Int = 4, maxConcurrentStreams: Int = 100,
-        eventLoops: Int = 1, userAgent: String = "herald/0.1"
+        eventLoops: Int = 1, userAgent: String = "herald/0.1",
+        coalescesWrites: Bool = true
     ) {
         self.caFile = caFile
         self.defaultTimeout = defaultTimeout
@@ -44,5 +54,6 @@ public struct HTTPClientConfiguration: Sendable {
         self.maxConcurrentStreams = maxConcurrentStreams
         self.eventLoops = eventLoops
         self.userAgent = userAgent
+        self.coalescesWrites = coalescesWrites
     }
 }

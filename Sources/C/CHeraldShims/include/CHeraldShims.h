@@ -19,6 +19,14 @@ CURLcode herald_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value)
 CURLcode herald_curl_easy_getinfo_ptr(CURL *handle, CURLINFO info, void **value);
 CURLcode herald_curl_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLMcode herald_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLcode herald_curl_easy_setopt_sockopt(CURL *handle, int (*fn)(void *, curl_socket_t, curlsocktype));
+CURLcode herald_curl_easy_setopt_closesocket(CURL *handle, int (*fn)(void *, curl_socket_t));
+
+// Sockets: TCP_CORK and TCP_NODELAY are macros of <netinet/tcp.h>. Both return setsockopt's result.
+// herald_tcp_cork sets TCP_CORK; herald_tcp_push sets TCP_NODELAY, which sends what a corked socket
+// holds (tcp(7)) and leaves it corked.
+int herald_tcp_cork(int fd);
+int herald_tcp_push(int fd);
 
 // SQLite: SQLITE_TRANSIENT is a macro casting -1 to a function pointer.
 int herald_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int length);
