@@ -21,7 +21,8 @@ enum FCMBench {
     static func run(endpoint: String, caFile: String, serviceAccount: String, devices: Int, batch: Int) async throws
         -> String
     {
-        let http = try HTTPClient(configuration: HTTPClientConfiguration(caFile: caFile, coalescesWrites: benchCoalescesWrites))
+        let http = try HTTPClient(
+            configuration: HTTPClientConfiguration(caFile: caFile, coalescesWrites: benchCoalescesWrites))
         let context = ChannelContext(
             name: "fcm", http: http, clock: SystemClock(), random: SystemRandom(),
             logger: ChannelLogger(source: "fcm", sink: StandardErrorLogSink(minimumLevel: .error)),
