@@ -77,6 +77,26 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    @Test("Header lookup ignores case, ASCII fast and Unicode by lowercasing")
+    func headerLookup() {
+        let response = HTTPResponse(
+            status: 200,
+            headers: [
+                HTTPHeader("Content-Type", "application/json"), HTTPHeader("APNS-ID", "abc"),
+                HTTPHeader("X-Straße", "unicode"), HTTPHeader("x-ÄÖ", "umlaut"),
+            ])
+        #expect(response.header("content-type") == "application/json")
+        #expect(response.header("CONTENT-TYPE") == "application/json")
+        #expect(response.header("apns-id") == "abc")
+        #expect(response.header("apns-i") == nil)
+        #expect(response.header("apns-idx") == nil)
+        #expect(response.header("x-STRASSE") == nil)  // lowercasing, not case folding: ß stays ß
+        #expect(response.header("x-straße") == "unicode")
+        #expect(response.header("X-äö") == "umlaut")
+        #expect(response.header("x-äo") == nil)
+        #expect(response.header("") == nil)
+    }
+
     @Test("Falls back to HTTP/1.1 when the server does not offer h2")
     func http1Fallback() async throws {
         let server = try await FakeHTTPServer.start(http2: false)

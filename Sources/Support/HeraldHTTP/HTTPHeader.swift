@@ -21,27 +21,32 @@ extension HTTPHeader {
     /// Whether `a` and `b` are equal after `lowercased()`, without allocating when both are ASCII
     /// (header names practically always are); other strings take the `lowercased()` comparison.
     static func namesEqual(_ a: String, _ b: String) -> Bool {
-        let ua = a.utf8
-        let ub = b.utf8
-        if ua.count == ub.count {
-            var equal = true
-            var ascii = true
-            for (x, y) in zip(ua, ub) {
-                if (x | y) >= 0x80 {
-                    ascii = false
-                    break
-                }
-                if equal && asciiLower(x) != asciiLower(y) { equal = false }
-            }
-            if ascii { return equal }
-        } else if isASCII(a) && isASCII(b) {
+        let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { ua in
+            b.utf8.withContiguousStorageIfAvailable { ub in asciiNamesEqual(ua, ub) } ?? nil
+        }
+        if let fast, let answer = fast { return answer }
+        return a.lowercased() == b.lowercased()
+    }
+
+    /// `a == b` ignoring ASCII case, or `nil` when either holds a non-ASCII byte (then only Unicode
+    /// lowercasing can tell).
+    private static func asciiNamesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool? {
+        if a.count != b.count {
+            for x in a where x >= 0x80 { return nil }
+            for y in b where y >= 0x80 { return nil }
             return false
         }
-        return a.lowercased() == b.lowercased()
+        var equal = true
+        for i in 0..<a.count {
+            let x = a[i]
+            let y = b[i]
+            if (x | y) >= 0x80 { return nil }
+            if equal && asciiLower(x) != asciiLower(y) { equal = false }
+        }
+        return equal
     }
 
     @inline(__always)
     static func asciiLower(_ byte: UInt8) -> UInt8 { byte &- 65 < 26 ? byte | 0x20 : byte }
 
-    static func isASCII(_ text: String) -> Bool { !text.utf8.contains { $0 >= 0x80 } }
 }
