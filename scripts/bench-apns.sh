@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # APNs fan-out benchmark: one notification to N devices through Herald's APNs channel, against a local
 # nginx HTTP/2 TLS sink answering 200 + apns-id on /3/device/, beside h2load (sink ceiling), the libcurl
-# floor (../shared/bench/libcurl_floor.c) and aioapns, all in the same run, interleaved.
+# floor (../shared/bench/libcurl_floor.c), the same floor corked like Herald's loops ("corked",
+# scripts/bench/floor_corked.py) and aioapns, all in the same run, interleaved.
 #
 #   scripts/bench-apns.sh                 # N=10000 devices, REPEAT=3 runs per client
 #   N=20000 REPEAT=5 scripts/bench-apns.sh
@@ -39,6 +40,12 @@ fi
 FLOOR_SRC=../shared/bench/libcurl_floor.c
 [[ -f $FLOOR_SRC ]] || FLOOR_SRC=/work/shared/bench/libcurl_floor.c
 gcc -O2 -o /tmp/libcurl_floor "$FLOOR_SRC" -lcurl -lpthread
+# The same floor with Herald's corking (scripts/bench/floor_corked.py), as a second reference.
+CORKED=""
+if python3 scripts/bench/floor_corked.py "$FLOOR_SRC" /tmp/libcurl_floor_corked.c \
+    && gcc -O2 -o /tmp/libcurl_floor_corked /tmp/libcurl_floor_corked.c -lcurl -lpthread; then
+    CORKED=/tmp/libcurl_floor_corked
+fi
 
 SINK_DIR=$(mktemp -d /tmp/herald-sink.XXXXXX)
 trap '"$SINK" stop "$SINK_DIR"' EXIT
@@ -68,6 +75,13 @@ for run in $(seq "$REPEAT"); do
     echo "floor   run=$run $(echo "$out" | tr '\n' ' ')"
     echo "floor $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p')" >>"$RESULTS"
 
+    if [[ -n $CORKED ]]; then
+        out=$( { /usr/bin/time -f 'rss_kb=%M' "$CORKED" "$URL" "$CA" "$N" $((INFLIGHT / LOOPS)) \
+            $((CONNECTIONS / LOOPS > 0 ? CONNECTIONS / LOOPS : 1)) "$LOOPS"; } 2>&1)
+        echo "corked  run=$run $(echo "$out" | tr '\n' ' ')"
+        echo "corked $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*rss_kb=\([0-9]*\).*/\1/p')" >>"$RESULTS"
+    fi
+
     out=$("$BENCH" apns "$BASE" "$CA" "$N" 125 $((INFLIGHT / 100)) $((CONNECTIONS / LOOPS > 0 ? CONNECTIONS / LOOPS : 1)) "$LOOPS")
     echo "herald  run=$run $out"
     echo "herald $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*"peak_rss_kb":\([0-9]*\).*/\1/p')" >>"$RESULTS"
@@ -81,7 +95,7 @@ python3 - "$RESULTS" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 print("\nsummary (median of runs, devices/s)")
-for client in ("h2load", "floor", "herald", "aioapns"):
+for client in ("h2load", "floor", "corked", "herald", "aioapns"):
     sel = [r for r in rows if r[0] == client and len(r) > 1 and r[1]]
     if not sel:
         continue
@@ -90,5 +104,13 @@ for client in ("h2load", "floor", "herald", "aioapns"):
     runs = ", ".join(r[1] for r in sel)
     extra = f"  peak RSS {rss:5.1f} MB" if client != "h2load" else ""
     print(f"  {client:8s} {rps:8.0f}/s{extra}  (runs: {runs})")
+med = {c: statistics.median(float(r[1]) for r in rows if r[0] == c and len(r) > 1 and r[1])
+       for c in ("floor", "corked", "herald", "aioapns") if any(r[0] == c and len(r) > 1 and r[1] for r in rows)}
+if "herald" in med:
+    for ref, target in (("floor", "target >= 80%"), ("corked", "same corking, for reference")):
+        if ref in med:
+            print(f"  herald/{ref} = {med['herald'] / med[ref] * 100:.0f}%  ({target})")
+    if "aioapns" in med:
+        print(f"  herald/aioapns = {med['herald'] / med['aioapns']:.1f}x  (target >= 10x)")
 PY
 rm -f "$RESULTS"
