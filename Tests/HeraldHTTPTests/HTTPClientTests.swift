@@ -304,6 +304,11 @@ struct HTTPClientTests {
         let server = try await FakeHTTPServer.start()
         let client = try HTTPClient(configuration: .init(caFile: server.caFile, coalescesWrites: coalesces))
         try await server.route("/", [.json(200, "{}")])
+        // A refused connect attempt: libcurl closes its socket without the close callback, so it must
+        // never have been corked (its number could be reused by anything).
+        let refused = await httpError { try await client.send(HTTPRequest(url: "https://127.0.0.1:1/x")) }
+        #expect(refused?.code == .connectFailed)
+        #expect(client.corkedSockets == 0)
         // One request after another: each must leave at the end of its round. A request left corked would
         // wait for the kernel's 200 ms ceiling, so 20 of them would take 4 s or more.
         let started = ContinuousClock.now

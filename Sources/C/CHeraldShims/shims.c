@@ -17,10 +17,8 @@ CURLcode herald_curl_easy_setopt_header(CURL *h, size_t (*fn)(char *, size_t, si
 CURLcode herald_curl_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 CURLcode herald_curl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
 CURLcode herald_curl_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
+CURLcode herald_curl_easy_getinfo_socket(CURL *h, CURLINFO i, curl_socket_t *v) { return curl_easy_getinfo(h, i, v); }
 CURLMcode herald_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
-CURLcode herald_curl_easy_setopt_sockopt(CURL *h, int (*fn)(void *, curl_socket_t, curlsocktype)) {
-    return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, fn);
-}
 CURLcode herald_curl_easy_setopt_closesocket(CURL *h, int (*fn)(void *, curl_socket_t)) {
     return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, fn);
 }

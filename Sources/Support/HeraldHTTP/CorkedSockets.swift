@@ -8,10 +8,14 @@ import CHeraldShims
 /// corked socket holds them until ``flush()``, which the loop calls once per round, before it waits for
 /// the network again: requests are delayed by at most the rest of that round.
 ///
-/// At most ``limit`` sockets are corked, because every flush costs one `setsockopt` per corked socket;
-/// sockets past the limit (a loop talking to many hosts, such as Web Push) are left as libcurl made them.
-/// A socket leaves the set when libcurl closes it (``remove(_:)``, from the close callback), so a descriptor number reused
-/// by somebody else is never touched. Loop-thread only.
+/// The loop corks a connection's socket once a transfer has finished on it and libcurl keeps the
+/// connection (`CURLINFO_ACTIVESOCKET`), so handshakes and the first request go out as written. A socket
+/// leaves the set in libcurl's close callback (``remove(_:)``), through which libcurl closes every socket
+/// that has carried a transfer; sockets that never did (failed or losing connect attempts) may be closed
+/// without it, and are never in the set, so a descriptor number reused by somebody else is never
+/// touched. At most ``limit`` sockets are corked, because every flush costs one `setsockopt` per corked
+/// socket; the rest (a loop talking to many hosts, such as Web Push) are left as libcurl made them.
+/// Loop-thread only.
 struct CorkedSockets {
     /// The limit an ``HTTPClient`` gives each loop when ``HTTPClientConfiguration/coalescesWrites`` is on.
     static let defaultLimit = 16
@@ -21,7 +25,10 @@ struct CorkedSockets {
 
     init(limit: Int) { self.limit = limit }
 
-    /// Corks a socket libcurl has just created, unless the set is full or the socket is not TCP.
+    /// Whether `fd` is corked.
+    func contains(_ fd: Int32) -> Bool { sockets.contains(fd) }
+
+    /// Corks a connection socket, unless the set is full or the socket is not TCP.
     /// - Returns: Whether the socket is now corked.
     @discardableResult
     mutating func cork(_ fd: Int32) -> Bool {

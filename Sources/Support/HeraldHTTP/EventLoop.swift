@@ -59,7 +59,7 @@ final class EventLoop: @unchecked Sendable {
     private var batches: [ObjectIdentifier: BatchJob] = [:]
     private var byEasy: [UnsafeMutableRawPointer: Transfer] = [:]
     private var pool: [EasyHandle] = []
-    /// Connection sockets held corked during a round and flushed before the loop waits.
+    /// Connection sockets held corked during a round and pushed before the loop waits.
     private var corked: CorkedSockets
     /// Set once the loop is stopping: batches then fail their unstarted requests instead of starting them.
     private var stopping = false
@@ -341,6 +341,7 @@ final class EventLoop: @unchecked Sendable {
     /// Removes a transfer from the multi handle, recycles its easy handle and resumes its caller.
     private func finish(_ transfer: Transfer, _ result: TransferResult) {
         let handle = transfer.easy.handle
+        if corked.limit > 0, corked.sockets.count < corked.limit { corkConnection(of: handle) }
         _ = curl_multi_remove_handle(multi, handle)
         activePerHost[transfer.host, default: 1] -= 1
         var connects = 0
@@ -534,9 +535,16 @@ final class EventLoop: @unchecked Sendable {
         return String(decoding: bytes[..<min(i, bytes.count)], as: UTF8.self).lowercased()
     }
 
-    /// libcurl made a connection socket (loop thread, inside `curl_multi_perform`).
-    private func socketOpened(_ fd: Int32) {
-        if corked.cork(fd) { stats.socketsCorked.add(1, ordering: .relaxed) }
+    /// Corks the socket of the connection `handle`'s finished transfer used, if libcurl keeps that
+    /// connection. Only such sockets are corked: libcurl closes them through the close callback, while
+    /// a socket that never carried a transfer (a failed or losing connect attempt) may be closed
+    /// without it, and its number must not stay in the set.
+    private func corkConnection(of handle: UnsafeMutableRawPointer) {
+        var socket: curl_socket_t = -1
+        guard herald_curl_easy_getinfo_socket(handle, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK, socket >= 0,
+            !corked.contains(socket)
+        else { return }
+        if corked.cork(socket) { stats.socketsCorked.add(1, ordering: .relaxed) }
     }
 
     /// libcurl is closing a connection socket (loop thread).
@@ -623,17 +631,11 @@ final class EventLoop: @unchecked Sendable {
             })
         check(herald_curl_easy_setopt_ptr(handle, CURLOPT_HEADERDATA, context))
 
-        // Sockets: new connections are corked and flushed once per round (see CorkedSockets). The close
-        // callback is kept by the connection, which lives in this loop's multi handle and dies with it.
+        // Sockets: a connection's socket is corked once a transfer has finished on it (see finish and
+        // CorkedSockets). The close callback is kept by the connection, which lives in this loop's multi
+        // handle and dies with it; libcurl closes every connection socket through it.
         if corked.limit > 0 {
             let loop = Unmanaged.passUnretained(self).toOpaque()
-            check(
-                herald_curl_easy_setopt_sockopt(handle) { loop, fd, purpose in
-                    guard let loop, purpose == CURLSOCKTYPE_IPCXN else { return Int32(CURL_SOCKOPT_OK) }
-                    Unmanaged<EventLoop>.fromOpaque(loop).takeUnretainedValue().socketOpened(fd)
-                    return Int32(CURL_SOCKOPT_OK)
-                })
-            check(herald_curl_easy_setopt_ptr(handle, CURLOPT_SOCKOPTDATA, loop))
             check(
                 herald_curl_easy_setopt_closesocket(handle) { loop, fd in
                     if let loop { Unmanaged<EventLoop>.fromOpaque(loop).takeUnretainedValue().socketClosing(fd) }

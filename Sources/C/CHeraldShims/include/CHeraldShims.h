@@ -18,8 +18,8 @@ CURLcode herald_curl_easy_setopt_header(CURL *handle, size_t (*fn)(char *, size_
 CURLcode herald_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode herald_curl_easy_getinfo_ptr(CURL *handle, CURLINFO info, void **value);
 CURLcode herald_curl_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
+CURLcode herald_curl_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value);
 CURLMcode herald_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
-CURLcode herald_curl_easy_setopt_sockopt(CURL *handle, int (*fn)(void *, curl_socket_t, curlsocktype));
 CURLcode herald_curl_easy_setopt_closesocket(CURL *handle, int (*fn)(void *, curl_socket_t));
 
 // Sockets: TCP_CORK and TCP_NODELAY are macros of <netinet/tcp.h>. Both return setsockopt's result.
