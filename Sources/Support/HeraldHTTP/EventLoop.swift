@@ -61,6 +61,9 @@ final class EventLoop: @unchecked Sendable {
     private var pool: [EasyHandle] = []
     /// Connection sockets held corked during a round and pushed before the loop waits.
     private var corked: CorkedSockets
+    /// Set when a transfer ends (libcurl may write, say an `RST_STREAM`, as it lets go of it): the round
+    /// pushes the corked sockets even if no transfer is left.
+    private var unflushed = false
     /// Set once the loop is stopping: batches then fail their unstarted requests instead of starting them.
     private var stopping = false
     /// Transfers handed to libcurl, per host (`scheme://authority`).
@@ -262,8 +265,12 @@ final class EventLoop: @unchecked Sendable {
             if stop { break }
             _ = curl_multi_perform(multi, &running)
             drainMessages()
-            // What this round wrote leaves now, in as few segments as it fills.
-            corked.flush()
+            // What this round wrote leaves now, in as few segments as it fills. A round without transfers
+            // (tasks running on this loop's executor, the idle timeout) wrote nothing and pays nothing.
+            if unflushed || !byEasy.isEmpty {
+                corked.flush()
+                unflushed = false
+            }
             // Callers resumed onto this loop run at the top of the next round, without blocking first.
             if localJobs.isEmpty { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
@@ -343,6 +350,7 @@ final class EventLoop: @unchecked Sendable {
         let handle = transfer.easy.handle
         if corked.limit > 0, corked.sockets.count < corked.limit { corkConnection(of: handle) }
         _ = curl_multi_remove_handle(multi, handle)
+        unflushed = true
         activePerHost[transfer.host, default: 1] -= 1
         var connects = 0
         if herald_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 {
