@@ -259,6 +259,33 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    @Test("An HTTP/1.1 host gets one transfer per connection; the rest wait in the loop")
+    func http1HostCapacity() async throws {
+        let server = try await FakeHTTPServer.start(http2: false)
+        let client = try HTTPClient(
+            configuration: .init(caFile: server.caFile, maxConnectionsPerHost: 1, maxConcurrentStreams: 100))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        try await server.route("/ok", [.json(200, "{}")])
+        // The first answer tells the loop the host speaks HTTP/1.1.
+        #expect(try await client.send(HTTPRequest(url: server.baseURL + "/ok/first")).version == .http1_1)
+        #expect(client.waitingRequests == 0)
+        // Three requests: one runs on the host's one connection, two wait in the loop, not in libcurl.
+        let slow = (0..<3).map { i in
+            Task { () async -> HTTPError? in
+                await httpError { try await client.send(HTTPRequest(url: server.baseURL + "/slow/\(i)")) }
+            }
+        }
+        #expect(try await eventually { client.waitingRequests == 2 })
+        #expect(try await server.requests().filter { $0.path.hasPrefix("/slow/") }.count == 1)
+        for task in slow { task.cancel() }
+        for task in slow { #expect(await task.value?.code == .cancelled) }
+        #expect(client.waitingRequests == 0)
+        // Later requests still go through, over a new connection (the cancelled one cannot be reused).
+        #expect(try await client.send(HTTPRequest(url: server.baseURL + "/ok/after")).status == 200)
+        await client.shutdown()
+        await server.stop()
+    }
+
     @Test("Shutdown fails a running batch with .shutdown, and later batches too")
     func batchShutdown() async throws {
         let server = try await FakeHTTPServer.start()

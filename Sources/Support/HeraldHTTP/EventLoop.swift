@@ -73,7 +73,17 @@ final class EventLoop: @unchecked Sendable {
     /// Most transfers per host handed to libcurl at once: every connection it may open, full of streams.
     /// More would wait inside libcurl, which walks its whole pending list each time a transfer ends;
     /// they wait here instead, in a queue that costs nothing per transfer.
-    private var capacityPerHost: Int { max(1, settings.maxConnectionsPerHost) * max(1, settings.maxConcurrentStreams) }
+    /// An HTTP/1.1 host (its last answer came over HTTP/1.1) runs one transfer per connection, so it gets
+    /// only as many as it has connections.
+    private func capacity(for host: String) -> Int {
+        let connections = max(1, settings.maxConnectionsPerHost)
+        if !http1Hosts.isEmpty, http1Hosts.contains(host) { return connections }
+        return connections * max(1, settings.maxConcurrentStreams)
+    }
+    /// Hosts whose last answer on this loop came over HTTP/1.1.
+    private var http1Hosts: Set<String> = []
+    /// Requests waiting in `parked` (read by other threads for ``HTTPClient/waitingRequests``).
+    private let parkedCount = Atomic<Int>(0)
     /// Executor jobs enqueued from the loop thread itself (resumed callers); run before the next poll.
     private var localJobs: [UnownedJob] = []
     private var exiting = false
@@ -131,6 +141,9 @@ final class EventLoop: @unchecked Sendable {
         }
         if !enqueue(.single(job)) { job.continuation.resume(returning: .failure(Self.shutdownError)) }
     }
+
+    /// Requests waiting in this loop's per-host queues for a free stream or connection.
+    var waiting: Int { parkedCount.load(ordering: .relaxed) }
 
     /// Requests of batches this loop holds: queued, waiting or in flight.
     var load: Int { pendingRequests.load(ordering: .relaxed) }
@@ -291,6 +304,7 @@ final class EventLoop: @unchecked Sendable {
         }
         let waiting = parked.values.flatMap(\.waiting)
         parked.removeAll()
+        parkedCount.subtract(waiting.count, ordering: .relaxed)
         for item in waiting { fail(item.completion, Self.shutdownError) }
         for transfer in Array(byEasy.values) { finish(transfer, .failure(Self.shutdownError)) }
         for batch in Array(batches.values) { pump(batch) }
@@ -351,6 +365,13 @@ final class EventLoop: @unchecked Sendable {
         if corked.limit > 0, corked.sockets.count < corked.limit { corkConnection(of: handle) }
         _ = curl_multi_remove_handle(multi, handle)
         unflushed = true
+        if case .success(let raw) = result {
+            if raw.version == .http1_1 {
+                http1Hosts.insert(transfer.host)
+            } else if !http1Hosts.isEmpty {
+                http1Hosts.remove(transfer.host)
+            }
+        }
         activePerHost[transfer.host, default: 1] -= 1
         var connects = 0
         if herald_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 {
@@ -377,7 +398,9 @@ final class EventLoop: @unchecked Sendable {
     private func startParked(_ host: String) {
         guard !stopping, var queue = parked[host] else { return }
         parked[host] = nil  // no copy-on-write while the queue is changed
-        while activePerHost[host, default: 0] < capacityPerHost, let item = queue.popFirst() {
+        let capacity = capacity(for: host)
+        while activePerHost[host, default: 0] < capacity, let item = queue.popFirst() {
+            parkedCount.subtract(1, ordering: .relaxed)
             if let failure = launch(item.request, item.headerList, item.host, item.completion, parking: false) {
                 fail(item.completion, failure)
             }
@@ -398,6 +421,7 @@ final class EventLoop: @unchecked Sendable {
                 return false
             }) {
                 parked[host] = queue.isEmpty ? nil : queue
+                parkedCount.subtract(1, ordering: .relaxed)
                 return item
             }
         }
@@ -466,6 +490,7 @@ final class EventLoop: @unchecked Sendable {
                 return false
             }
             parked[host] = queue.isEmpty ? nil : queue
+            parkedCount.subtract(removed.count, ordering: .relaxed)
             for item in removed {
                 if case .batch(_, let index) = item.completion {
                     batch.inFlight -= 1
@@ -497,7 +522,8 @@ final class EventLoop: @unchecked Sendable {
         _ request: HTTPRequest, _ headerList: HeaderList, _ host: String, _ completion: Completion,
         parking: Bool = true
     ) -> HTTPError? {
-        if parking, activePerHost[host, default: 0] >= capacityPerHost || parked[host] != nil {
+        if parking, parked[host] != nil || activePerHost[host, default: 0] >= capacity(for: host) {
+            parkedCount.add(1, ordering: .relaxed)
             parked[host, default: ParkedQueue()].append(
                 ParkedRequest(request: request, headerList: headerList, host: host, completion: completion))
             return nil

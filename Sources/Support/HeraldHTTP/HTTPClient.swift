@@ -186,6 +186,11 @@ public final class HTTPClient: Sendable {
     /// transfers); tests use it to prove connection reuse.
     public var connectionsOpened: Int { stats.connectionsOpened.load(ordering: .relaxed) }
 
+    /// Requests waiting in the event loops' per-host queues right now: their host already has every
+    /// stream (HTTP/2) or connection (HTTP/1.1) it may use busy. A lasting backlog here means the
+    /// host answers slower than Herald sends.
+    public var waitingRequests: Int { loops.reduce(0) { $0 + $1.waiting } }
+
     /// Connection sockets held corked right now (see ``HTTPClientConfiguration/coalescesWrites``); tests
     /// use it to prove every corked socket is closed by ``shutdown()``.
     public var corkedSockets: Int { stats.socketsCorked.load(ordering: .relaxed) }
