@@ -44,7 +44,7 @@ public final class Router: Sendable {
         self.registry = registry
         self.options = options
         self.configPath = path
-        var httpConfig = options.http
+        var httpConfig = config.http.applied(to: options.http)
         if httpConfig.caFile == nil { httpConfig.caFile = config.caFile }
         self.http = try HTTPClient(configuration: httpConfig)
         if let s = options.store {

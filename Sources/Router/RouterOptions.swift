@@ -12,7 +12,8 @@ public struct RouterOptions: Sendable {
     public var logSink: (any LogSink)?
     /// A store to use instead of opening `store.path` from the config.
     public var store: (any HeraldStore)?
-    /// HTTP client settings; the config's `tls.ca-file` is added to them.
+    /// HTTP client settings. The config's `http.event-loops` and `http.connections-per-host` override
+    /// theirs when set, and its `tls.ca-file` is used when `caFile` is nil.
     public var http: HTTPClientConfiguration
     /// Environment for `${VAR}` expansion.
     public var environment: [String: String]

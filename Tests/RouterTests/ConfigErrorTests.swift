@@ -1,4 +1,5 @@
 import ChannelAPI
+import HeraldHTTP
 import Router
 import RouterTesting
 import Testing
@@ -104,6 +105,18 @@ import Testing
             yaml:
                 "version: 1\nchannels:\n  a:\n    type: rec\n    retry: { attempts: 0 }\nroutes:\n  default:\n    - deliver: [a]\n",
             line: 5, column: 24, message: "retry.attempts must be in 1...100"),
+        Case(
+            name: "http event loops out of range",
+            yaml: "version: 1\nhttp:\n  event-loops: 0\n" + ok.dropFirst("version: 1\n".count),
+            line: 3, column: 16, message: "http.event-loops must be in 1...16, got 0"),
+        Case(
+            name: "http connections not a number",
+            yaml: "version: 1\nhttp: { connections-per-host: many }\n" + ok.dropFirst("version: 1\n".count),
+            line: 2, column: 31, message: "http.connections-per-host must be an integer"),
+        Case(
+            name: "unknown http key",
+            yaml: "version: 1\nhttp:\n  loops: 2\n" + ok.dropFirst("version: 1\n".count),
+            line: 3, column: 3, message: "unknown key 'loops' in http (expected event-loops, connections-per-host)"),
     ]
 
     static func load(_ yaml: String) throws -> HeraldConfig {
@@ -134,6 +147,23 @@ import Testing
         let config = try Self.load(Self.ok)
         #expect(config.channels.map(\.name) == ["a"])
         #expect(config.warnings.isEmpty)
+    }
+
+    @Test func httpSettingsOverrideTheEmbeddersOnlyWhereSet() throws {
+        #expect(try Self.load(Self.ok).http == HTTPSettings())
+        let config = try Self.load(
+            "version: 1\nhttp:\n  event-loops: 2\n  connections-per-host: 8\n" + Self.ok.dropFirst("version: 1\n".count)
+        )
+        #expect(config.http == HTTPSettings(eventLoops: 2, connectionsPerHost: 8))
+        let base = HTTPClientConfiguration(caFile: "/x.pem", maxConcurrentStreams: 50, eventLoops: 1)
+        let applied = config.http.applied(to: base)
+        #expect(applied.eventLoops == 2)
+        #expect(applied.maxConnectionsPerHost == 8)
+        #expect(applied.maxConcurrentStreams == 50)
+        #expect(applied.caFile == "/x.pem")
+        let partial = HTTPSettings(connectionsPerHost: 2).applied(to: base)
+        #expect(partial.eventLoops == 1)
+        #expect(partial.maxConnectionsPerHost == 2)
     }
 
     @Test func unroutedChannelIsAWarning() throws {

@@ -50,7 +50,7 @@ public enum ConfigLoader {
 
         mutating func read(_ top: ConfigNode) throws(ConfigError) -> HeraldConfig {
             let entries = try top.mapping("the config")
-            let allowed: Set<String> = ["version", "store", "tls", "history", "log", "channels", "routes"]
+            let allowed: Set<String> = ["version", "store", "tls", "http", "history", "log", "channels", "routes"]
             var byKey: [String: (keyNode: ConfigNode, value: ConfigNode)] = [:]
             for e in entries {
                 guard allowed.contains(e.key) else {
@@ -92,6 +92,19 @@ public enum ConfigLoader {
                     }
                 }
             }
+            var http = HTTPSettings()
+            if let h = byKey["http"]?.value, !h.isNull {
+                for e in try h.mapping("http") {
+                    switch e.key {
+                    case "event-loops": http.eventLoops = try bounded(e.value, "http.event-loops", 1...16)
+                    case "connections-per-host":
+                        http.connectionsPerHost = try bounded(e.value, "http.connections-per-host", 1...64)
+                    default:
+                        throw e.keyNode.error(
+                            "unknown key '\(e.key)' in http (expected event-loops, connections-per-host)")
+                    }
+                }
+            }
             var retention: Duration = .seconds(30 * 86_400)
             if let h = byKey["history"]?.value, !h.isNull {
                 for e in try h.mapping("history") {
@@ -130,8 +143,17 @@ public enum ConfigLoader {
                         file: file, mark: c.mark, "channel '\(c.name)' is defined but no route delivers to it"))
             }
             return HeraldConfig(
-                file: file, version: version, storePath: storePath, caFile: caFile, retention: retention,
+                file: file, version: version, storePath: storePath, caFile: caFile, http: http, retention: retention,
                 logLevel: logLevel, channels: channels, routes: routes, warnings: warnings)
+        }
+
+        /// An integer in `range`, or an error naming the key and the range.
+        func bounded(_ node: ConfigNode, _ what: String, _ range: ClosedRange<Int>) throws(ConfigError) -> Int {
+            let v = try node.int(what)
+            guard range.contains(v) else {
+                throw node.error("\(what) must be in \(range.lowerBound)...\(range.upperBound), got \(v)")
+            }
+            return v
         }
 
         func readChannels(_ node: ConfigNode) throws(ConfigError) -> [ChannelSpec] {

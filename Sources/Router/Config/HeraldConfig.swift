@@ -1,4 +1,5 @@
 import ChannelAPI
+import HeraldHTTP
 import HeraldYAML
 
 /// The typed, validated channel graph loaded from YAML (contract §6).
@@ -11,6 +12,8 @@ public struct HeraldConfig: Sendable {
     public var storePath: String
     /// Extra trusted CA bundle for outgoing TLS.
     public var caFile: String?
+    /// HTTP client tuning from `http:`; unset fields keep ``RouterOptions/http``.
+    public var http: HTTPSettings = HTTPSettings()
     /// How long notifications and their history are kept.
     public var retention: Duration
     /// The lowest level logged to stderr.
@@ -119,5 +122,33 @@ public struct RouteStep: Sendable, Equatable {
         self.timeout = timeout
         self.cooldown = cooldown
         self.mark = mark
+    }
+}
+
+/// The `http:` section: HTTP client tuning an operator may set. Read when a router starts; a reload
+/// keeps the running client.
+public struct HTTPSettings: Sendable, Equatable {
+    /// `http.event-loops`: event-loop threads (1–16).
+    public var eventLoops: Int?
+    /// `http.connections-per-host`: connections per host and event loop (1–64).
+    public var connectionsPerHost: Int?
+
+    /// Creates settings; `nil` keeps the embedder's value.
+    /// - Parameters:
+    ///   - eventLoops: Event-loop threads.
+    ///   - connectionsPerHost: Connections per host and event loop.
+    public init(eventLoops: Int? = nil, connectionsPerHost: Int? = nil) {
+        self.eventLoops = eventLoops
+        self.connectionsPerHost = connectionsPerHost
+    }
+
+    /// `base` with these settings applied.
+    /// - Parameter base: The embedder's configuration.
+    /// - Returns: The configuration the router's client uses.
+    public func applied(to base: HTTPClientConfiguration) -> HTTPClientConfiguration {
+        var out = base
+        if let eventLoops { out.eventLoops = eventLoops }
+        if let connectionsPerHost { out.maxConnectionsPerHost = connectionsPerHost }
+        return out
     }
 }
