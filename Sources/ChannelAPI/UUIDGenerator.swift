@@ -6,6 +6,7 @@
 /// append-mostly.
 public enum UUIDGenerator {
     static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    static let upperHex: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// `count` lowercase UUID strings (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`).
     public static func make(_ count: Int, random: any RandomSource) -> [String] {
@@ -46,13 +47,19 @@ public enum UUIDGenerator {
     /// One UUID string.
     public static func make(random: any RandomSource) -> String { make(1, random: random)[0] }
 
-    static func format(_ b: [UInt8]) -> String {
+    /// Formats 16 bytes as a UUID string (`8-4-4-4-12` hex digits), lowercase unless `uppercase`.
+    /// - Parameters:
+    ///   - b: The 16 bytes, version and variant bits already set.
+    ///   - uppercase: Upper-case hex digits, as APNs shows `apns-id`s.
+    /// - Returns: The 36-character string.
+    public static func format(_ b: [UInt8], uppercase: Bool = false) -> String {
+        let digits = uppercase ? upperHex : hex
         var chars = [UInt8]()
         chars.reserveCapacity(36)
         for (i, byte) in b.enumerated() {
             if i == 4 || i == 6 || i == 8 || i == 10 { chars.append(UInt8(ascii: "-")) }
-            chars.append(hex[Int(byte >> 4)])
-            chars.append(hex[Int(byte & 0x0F)])
+            chars.append(digits[Int(byte >> 4)])
+            chars.append(digits[Int(byte & 0x0F)])
         }
         return String(decoding: chars, as: UTF8.self)
     }

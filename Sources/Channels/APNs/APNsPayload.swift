@@ -257,15 +257,7 @@ public struct APNsPayloadBuilder: Sendable {
         var b = Array(SHA256.hash(Array(deliveryId.utf8)).prefix(16))
         b[6] = (b[6] & 0x0F) | 0x80
         b[8] = (b[8] & 0x3F) | 0x80
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(36)
-        for (i, byte) in b.enumerated() {
-            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return UUIDGenerator.format(b, uppercase: true)
     }
 
     /// `text` upper-cased when it is a UUID in canonical form, else nil.

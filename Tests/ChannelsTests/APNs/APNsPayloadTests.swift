@@ -120,6 +120,8 @@ struct APNsPayloadTests {
         #expect(derived == APNsPayloadBuilder.apnsID(for: "not-a-uuid"))
         #expect(UUID(uuidString: derived) != nil)
         #expect(derived == derived.uppercased())
+        #expect(Array(derived)[14] == "8")  // RFC 9562 version 8 (name-based, SHA-256)
+        #expect("89AB".contains(Array(derived)[19]))  // RFC 9562 variant
     }
 
     @Test func collapseIDTruncatesOnUTF8Boundaries() throws {
