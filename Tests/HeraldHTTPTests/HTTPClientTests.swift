@@ -19,6 +19,13 @@ private func httpError(
     }
 }
 
+/// Sends `url` on a task of its own, which expects an error (the tests cancel these or shut the client down).
+private func failingSend(
+    _ client: HTTPClient, _ url: String, sourceLocation: SourceLocation = #_sourceLocation
+) -> Task<HTTPError?, Never> {
+    Task { await httpError({ try await client.send(HTTPRequest(url: url)) }, sourceLocation: sourceLocation) }
+}
+
 /// Polls `condition` until it holds or `timeout` passes.
 private func eventually(
     timeout: Duration = .seconds(20), _ condition: () async throws -> Bool
@@ -219,14 +226,10 @@ struct HTTPClientTests {
         try await server.route("/ok", [.json(200, "{}")])
         // Two requests fill the host; a third waits in the loop and can be cancelled there.
         let hanging = (0..<2).map { i in
-            Task { () async -> HTTPError? in
-                await httpError { try await client.send(HTTPRequest(url: server.baseURL + "/slow/\(i)")) }
-            }
+            failingSend(client, server.baseURL + "/slow/\(i)")
         }
         #expect(try await eventually { try await server.requests().count == 2 })
-        let waiting = Task { () async -> HTTPError? in
-            await httpError { try await client.send(HTTPRequest(url: server.baseURL + "/ok/waiting")) }
-        }
+        let waiting = failingSend(client, server.baseURL + "/ok/waiting")
         try await Task.sleep(for: .milliseconds(300))
         #expect(try await server.requests().count == 2)
         waiting.cancel()
@@ -249,9 +252,7 @@ struct HTTPClientTests {
         try await server.reset()
         try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
         let queued = (0..<3).map { i in
-            Task { () async -> HTTPError? in
-                await httpError { try await narrow.send(HTTPRequest(url: server.baseURL + "/slow/\(i)")) }
-            }
+            failingSend(narrow, server.baseURL + "/slow/\(i)")
         }
         #expect(try await eventually { try await server.requests().count == 1 })
         await narrow.shutdown()
@@ -271,9 +272,7 @@ struct HTTPClientTests {
         #expect(client.waitingRequests == 0)
         // Three requests: one runs on the host's one connection, two wait in the loop, not in libcurl.
         let slow = (0..<3).map { i in
-            Task { () async -> HTTPError? in
-                await httpError { try await client.send(HTTPRequest(url: server.baseURL + "/slow/\(i)")) }
-            }
+            failingSend(client, server.baseURL + "/slow/\(i)")
         }
         #expect(try await eventually { client.waitingRequests == 2 })
         #expect(try await server.requests().filter { $0.path.hasPrefix("/slow/") }.count == 1)
@@ -386,9 +385,7 @@ struct HTTPClientTests {
         try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
         let url = server.baseURL + "/slow"
         let started = ContinuousClock.now
-        let task = Task { () async -> HTTPError? in
-            await httpError { try await client.send(HTTPRequest(url: url)) }
-        }
+        let task = failingSend(client, url)
         // Cancel once the request is really in flight on the server.
         #expect(try await eventually { try await server.requests().count == 1 })
         task.cancel()
@@ -479,9 +476,7 @@ struct HTTPClientTests {
         try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
         let url = server.baseURL + "/slow"
         let tasks = (0..<6).map { _ in
-            Task { () async -> HTTPError? in
-                await httpError { try await client.send(HTTPRequest(url: url)) }
-            }
+            failingSend(client, url)
         }
         #expect(try await eventually { try await server.requests().count == 6 })
         let started = ContinuousClock.now
