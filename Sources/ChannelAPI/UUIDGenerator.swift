@@ -6,7 +6,6 @@
 /// append-mostly.
 public enum UUIDGenerator {
     static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-    static let upperHex: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// `count` lowercase UUID strings (`xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`).
     public static func make(_ count: Int, random: any RandomSource) -> [String] {
@@ -47,13 +46,12 @@ public enum UUIDGenerator {
     /// One UUID string.
     public static func make(random: any RandomSource) -> String { make(1, random: random)[0] }
 
-    /// Formats 16 bytes as a UUID string (`8-4-4-4-12` hex digits), lowercase unless `uppercase`.
-    /// - Parameters:
-    ///   - b: The 16 bytes, version and variant bits already set.
-    ///   - uppercase: Upper-case hex digits, as APNs shows `apns-id`s.
+    /// Formats 16 bytes as a canonical UUID string: `8-4-4-4-12` lower-case hex digits (RFC 9562
+    /// §4, the form APNs requires for `apns-id`).
+    /// - Parameter b: The 16 bytes, version and variant bits already set.
     /// - Returns: The 36-character string.
-    public static func format(_ b: [UInt8], uppercase: Bool = false) -> String {
-        let digits = uppercase ? upperHex : hex
+    public static func format(_ b: [UInt8]) -> String {
+        let digits = hex
         var chars = [UInt8]()
         chars.reserveCapacity(36)
         for (i, byte) in b.enumerated() {

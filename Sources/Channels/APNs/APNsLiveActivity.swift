@@ -6,8 +6,10 @@ import Foundation
 /// Accepted fields: `event` (start | update | end, required), `contentState` (object, required),
 /// `timestamp`, `staleDate`, `dismissalDate` (unix seconds), `relevanceScore` (number),
 /// `alert` ({title, body, sound}), `attributesType` and `attributes` (start only), `pushToken`
-/// (hex; the activity's own token, used instead of the device token), and `ref` (the hub's
-/// reference, not sent). Anything else, or a wrong type, is refused before sending.
+/// (hex; the activity's own token, used instead of the device token), `ref` (the hub's
+/// reference, not sent) and `revision` (an integer, Pulse Relay's alias of
+/// `contentState.revision`, not sent: a revision in `contentState` is sent as part of it). Anything
+/// else, or a wrong type, is refused before sending.
 public struct APNsLiveActivity: Sendable, Equatable {
     /// The `aps` dictionary.
     public let aps: [String: JSONValue]
@@ -19,7 +21,7 @@ public struct APNsLiveActivity: Sendable, Equatable {
 
     static let knownKeys: Set<String> = [
         "ref", "event", "contentState", "timestamp", "staleDate", "dismissalDate", "relevanceScore", "alert",
-        "attributesType", "attributes", "pushToken",
+        "attributesType", "attributes", "pushToken", "revision",
     ]
 
     /// Validates `la` and builds the `aps` dictionary; `now` is the default `timestamp`.
@@ -108,6 +110,9 @@ public struct APNsLiveActivity: Sendable, Equatable {
         }
         if la["ref"].map({ $0.stringValue == nil && !$0.isNull }) == true {
             throw APNsPayloadError("liveActivity.ref must be a string")
+        }
+        if let r = la["revision"], !r.isNull, (r.intValue ?? -1) < 0 {
+            throw APNsPayloadError("liveActivity.revision must be a non-negative integer")
         }
 
         self.aps = aps

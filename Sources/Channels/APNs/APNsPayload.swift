@@ -248,20 +248,22 @@ public struct APNsPayloadBuilder: Sendable {
         return .object(top)
     }
 
-    /// The `apns-id` for a delivery: its id as an uppercase UUID. A delivery id that is not a UUID
-    /// is mapped to a stable name-based one (SHA-256, RFC 9562 version 8), so retries keep the id.
+    /// The `apns-id` for a delivery: its id as a canonical lower-case UUID (8-4-4-4-12, 32 lower-case
+    /// hex digits), the form Apple documents; APNs answers 400 `BadMessageId` to anything else. A
+    /// delivery id that is not a UUID is mapped to a stable name-based one (SHA-256, RFC 9562
+    /// version 8), so retries keep the id.
     public static func apnsID(for deliveryId: String) -> String {
-        // A canonical UUID (8-4-4-4-12 hex digits, what `UUID(uuidString:)` accepts) is upper-cased
+        // A canonical UUID (8-4-4-4-12 hex digits, what `UUID(uuidString:)` accepts) is lower-cased
         // byte by byte, without Foundation's sscanf-based parse.
-        if let upper = uppercasedUUID(deliveryId) { return upper }
+        if let lower = lowercasedUUID(deliveryId) { return lower }
         var b = Array(SHA256.hash(Array(deliveryId.utf8)).prefix(16))
         b[6] = (b[6] & 0x0F) | 0x80
         b[8] = (b[8] & 0x3F) | 0x80
-        return UUIDGenerator.format(b, uppercase: true)
+        return UUIDGenerator.format(b)
     }
 
-    /// `text` upper-cased when it is a UUID in canonical form, else nil.
-    static func uppercasedUUID(_ text: String) -> String? {
+    /// `text` lower-cased when it is a UUID in canonical form (either case), else nil.
+    static func lowercasedUUID(_ text: String) -> String? {
         let utf8 = text.utf8
         guard utf8.count == 36 else { return nil }
         var out: [UInt8] = []
@@ -273,8 +275,8 @@ public struct APNsPayloadBuilder: Sendable {
                 continue
             }
             switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "F"): out.append(byte)
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): out.append(byte - 0x20)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): out.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): out.append(byte + 0x20)
             default: return nil
             }
         }

@@ -1,26 +1,33 @@
 import ChannelAPI
 import Foundation
 
-/// A Live Activity push for Pulse Relay, validated before anything is sent (pure).
+/// A Live Activity push for Pulse Relay, validated before anything is sent (pure). The rules are
+/// those of the Pulse Relay site integration guide (sections 三 and 四).
 ///
 /// From `notification.liveActivity`: `ref` (1–64 of `[A-Za-z0-9._-]`, required), `event`
-/// (start | update | end, required), `contentState` (required), `alert` ({title?, body}),
-/// `timestamp`, `staleDate`, `dismissalDate` (unix seconds), `relevanceScore` (number) and
-/// `revision` (integer; defaults to the clock in milliseconds, always raised above the last one).
+/// (start | update | end, required), `contentState` (required), `alert` (`{body}`, body 1–60
+/// characters; an APNs-style `title` or `sound` is accepted and not sent, because the relay always
+/// titles the alert with the site name), `timestamp`, `staleDate` (unix seconds), `dismissalDate`
+/// (unix seconds, `end` only) and `relevanceScore` (number). `liveActivity.revision` is accepted as
+/// an alias of `contentState.revision`.
 ///
-/// `contentState`: `template` (status | progress | steps | countdown; default status), `title`
-/// (required, ≤ 60 characters), `summary` (≤ 120), `status` (running | waiting | done | error |
-/// thinking, required); progress: `progress` 0–1, optional `endsAt`; steps: `step` ≥ 1 with
+/// `contentState`: the four fields every template needs, `title` (required, ≤ 60 characters),
+/// `summary` (≤ 120, may be empty; sent as `""` when absent), `status` (running | waiting | done |
+/// error | thinking, required) and `revision` (a non-negative integer; defaults to the clock in
+/// milliseconds and is always raised above the last one for the ref, then sent inside
+/// `contentState`); `template` (status | progress | steps | countdown; default status) and only
+/// that template's fields: progress: `progress` 0–1, optional `endsAt`; steps: `step` ≥ 1 with
 /// `steps` (1–8 names of ≤ 16 characters) or `stepCount` (1–8); countdown: `endsAt`, optional
-/// `startsAt`. `start` always carries an alert (from the notification's title/body when absent).
+/// `startsAt`. `site`, `agent` and `approvalId` are accepted and not sent (the relay sets or ignores
+/// them). `start` always carries an alert (from the notification's body when absent).
 struct PulseLiveActivity: Sendable, Equatable {
     let ref: String
     let event: String
-    /// The body without `revision` (added at send time).
+    /// The body without the alert and without `contentState.revision` (both added at send time).
     let fields: [String: JSONValue]
-    /// The alert, if any (dropped by the alert limit on update/end).
+    /// The alert (`{body}`), if any (dropped by the alert limit on update/end).
     let alert: JSONValue?
-    /// The hub's own revision, if given.
+    /// The hub's own revision (`contentState.revision`, or its alias `liveActivity.revision`), if given.
     let requestedRevision: Int64?
 
     struct Invalid: Error, Equatable {
@@ -32,10 +39,18 @@ struct PulseLiveActivity: Sendable, Equatable {
         "ref", "event", "timestamp", "contentState", "alert", "staleDate", "dismissalDate", "relevanceScore",
         "revision",
     ]
-    static let stateKeys: Set<String> = [
-        "template", "title", "summary", "status", "progress", "endsAt", "startsAt", "step", "steps", "stepCount",
+    /// The fields every template has.
+    static let commonStateKeys: Set<String> = ["template", "title", "summary", "status", "revision"]
+    /// Each template's own fields; a field of another template is refused.
+    static let templateKeys: [String: Set<String>] = [
+        "status": [], "progress": ["progress", "endsAt"], "steps": ["step", "steps", "stepCount"],
+        "countdown": ["endsAt", "startsAt"],
     ]
+    /// Fields the relay fills in or ignores (guide, 四, 通用说明): accepted and not sent.
+    static let ignoredStateKeys: Set<String> = ["site", "agent", "approvalId"]
     static let statuses: Set<String> = ["running", "waiting", "done", "error", "thinking"]
+    /// Unix seconds below this bound (year 5138); a larger value is probably milliseconds.
+    static let secondsBound = 100_000_000_000
 
     /// Whether `ref` is 1–64 characters of `[A-Za-z0-9._-]`.
     static func isValidRef(_ ref: String) -> Bool {
@@ -59,14 +74,15 @@ struct PulseLiveActivity: Sendable, Equatable {
         guard let event = la["event"]?.stringValue, ["start", "update", "end"].contains(event) else {
             throw Invalid("liveActivity.event is required: start, update or end")
         }
-        guard let state = la["contentState"]?.objectValue else {
+        guard let given = la["contentState"]?.objectValue else {
             throw Invalid("liveActivity.contentState is required and must be an object")
         }
-        try Self.validateState(state)
+        let state = try Self.validateState(given)
+        let revision = try Self.revision(la)
 
         func seconds(_ key: String) throws(Invalid) -> Int64? {
             guard let v = la[key], !v.isNull else { return nil }
-            guard let i = v.intValue, i >= 0, i < 100_000_000_000 else {
+            guard let i = v.intValue, i >= 0, i < Self.secondsBound else {
                 throw Invalid("liveActivity.\(key) must be an integer number of unix seconds")
             }
             return Int64(i)
@@ -76,19 +92,15 @@ struct PulseLiveActivity: Sendable, Equatable {
             "timestamp": .number(Double(try seconds("timestamp") ?? now.secondsSince1970)),
         ]
         if let s = try seconds("staleDate") { fields["staleDate"] = .number(Double(s)) }
-        if let d = try seconds("dismissalDate") { fields["dismissalDate"] = .number(Double(d)) }
+        if let d = try seconds("dismissalDate") {
+            guard event == "end" else { throw Invalid("liveActivity.dismissalDate is only sent with event end") }
+            fields["dismissalDate"] = .number(Double(d))
+        }
         if let r = la["relevanceScore"], !r.isNull {
             guard let n = r.numberValue, n.isFinite else {
                 throw Invalid("liveActivity.relevanceScore must be a number")
             }
             fields["relevanceScore"] = .number(n)
-        }
-        var revision: Int64?
-        if let r = la["revision"], !r.isNull {
-            guard let i = r.intValue, i >= 0 else {
-                throw Invalid("liveActivity.revision must be a non-negative integer")
-            }
-            revision = Int64(i)
         }
         var alert: JSONValue?
         if let a = la["alert"], !a.isNull {
@@ -125,44 +137,67 @@ struct PulseLiveActivity: Sendable, Equatable {
         self.requestedRevision = requestedRevision
     }
 
-    /// The exact body bytes: the fields plus `revision`, and the alert unless dropped.
+    /// The exact body bytes: the fields with `revision` inside `contentState`, and the alert unless
+    /// dropped.
     func body(revision: Int64, dropAlert: Bool) -> [UInt8] {
         var o = fields
-        o["revision"] = .number(Double(revision))
+        var state = o["contentState"]?.objectValue ?? [:]
+        state["revision"] = .number(Double(revision))
+        o["contentState"] = .object(state)
         if let alert, !dropAlert { o["alert"] = alert }
         return JSONValue.object(o).canonicalBytes
     }
 
+    /// The hub's revision: `contentState.revision`, or `liveActivity.revision` (alias); both given
+    /// must agree.
+    static func revision(_ la: [String: JSONValue]) throws(Invalid) -> Int64? {
+        func read(_ v: JSONValue?, _ name: String) throws(Invalid) -> Int64? {
+            guard let v, !v.isNull else { return nil }
+            guard let i = v.intValue, i >= 0 else { throw Invalid("\(name) must be a non-negative integer") }
+            return Int64(i)
+        }
+        let inState = try read(la["contentState"]?["revision"], "liveActivity.contentState.revision")
+        let alias = try read(la["revision"], "liveActivity.revision")
+        if let inState, let alias, inState != alias {
+            throw Invalid("liveActivity.revision and liveActivity.contentState.revision differ; give one")
+        }
+        return inState ?? alias
+    }
+
+    /// The alert to send: `{body}` only (the relay titles it with the site name).
     static func validateAlert(_ a: JSONValue) throws(Invalid) -> JSONValue {
-        guard let o = a.objectValue else { throw Invalid("liveActivity.alert must be an object {title?, body}") }
-        for key in o.keys.sorted() where !["title", "body"].contains(key) {
-            throw Invalid("liveActivity.alert.\(key) is not allowed (title, body)")
+        guard let o = a.objectValue else { throw Invalid("liveActivity.alert must be an object {body}") }
+        for key in o.keys.sorted() where !["title", "body", "sound"].contains(key) {
+            throw Invalid("liveActivity.alert.\(key) is not allowed (body; title and sound are not sent)")
         }
         guard let body = o["body"]?.stringValue, !body.isEmpty else {
-            throw Invalid("liveActivity.alert.body is required")
+            throw Invalid("liveActivity.alert.body is required (a string)")
         }
         guard body.count <= 60 else { throw Invalid("liveActivity.alert.body is longer than 60 characters") }
-        if let t = o["title"], !t.isNull {
-            guard let s = t.stringValue, s.count <= 60 else {
-                throw Invalid("liveActivity.alert.title must be a string of at most 60 characters")
-            }
-        }
-        return a
+        return ["body": .string(body)]
     }
 
-    /// A `start` alert from the notification (body cut to 60 characters).
+    /// A `start` alert from the notification's body (else the summary or title), cut to 60 characters.
     static func fallbackAlert(_ n: ChannelAPI.Notification, state: [String: JSONValue]) throws(Invalid) -> JSONValue {
-        let body = n.body ?? state["summary"]?.stringValue ?? state["title"]?.stringValue
-        guard let body, !body.isEmpty else {
+        let candidates = [n.body, state["summary"]?.stringValue, state["title"]?.stringValue, n.title]
+        guard let body = candidates.compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
             throw Invalid("event start needs liveActivity.alert (or a notification body)")
         }
-        var o: [String: JSONValue] = ["body": .string(String(body.prefix(60)))]
-        if let t = n.title ?? state["title"]?.stringValue { o["title"] = .string(String(t.prefix(60))) }
-        return .object(o)
+        return ["body": .string(String(body.prefix(60)))]
     }
 
-    static func validateState(_ s: [String: JSONValue]) throws(Invalid) {
-        for key in s.keys.sorted() where !stateKeys.contains(key) {
+    /// Checks `s` and returns the `contentState` to send (without `revision`, which is added at send
+    /// time): `summary` defaults to `""`, the ignored fields are removed.
+    static func validateState(_ s: [String: JSONValue]) throws(Invalid) -> [String: JSONValue] {
+        let given = s["template"].flatMap { $0.isNull ? nil : $0 } ?? "status"
+        guard let template = given.stringValue, let own = templateKeys[template] else {
+            throw Invalid("liveActivity.contentState.template must be status, progress, steps or countdown")
+        }
+        for key in s.keys.sorted()
+        where !commonStateKeys.contains(key) && !own.contains(key) && !ignoredStateKeys.contains(key) {
+            if templateKeys.values.contains(where: { $0.contains(key) }) {
+                throw Invalid("liveActivity.contentState.\(key) is not a field of template \(template)")
+            }
             throw Invalid("liveActivity.contentState.\(key) is not a Pulse content field")
         }
         func text(_ key: String, max: Int, required: Bool) throws(Invalid) {
@@ -180,28 +215,30 @@ struct PulseLiveActivity: Sendable, Equatable {
             guard let i = v.intValue else { throw Invalid("liveActivity.contentState.\(key) must be an integer") }
             return i
         }
+        func seconds(_ key: String) throws(Invalid) -> Int? {
+            guard let i = try int(key) else { return nil }
+            guard i >= 0, i < secondsBound else {
+                throw Invalid("liveActivity.contentState.\(key) must be unix seconds")
+            }
+            return i
+        }
         try text("title", max: 60, required: true)
         try text("summary", max: 120, required: false)
         guard let status = s["status"]?.stringValue, statuses.contains(status) else {
             throw Invalid("liveActivity.contentState.status must be one of running, waiting, done, error, thinking")
         }
-        let template = s["template"]?.stringValue ?? "status"
         switch template {
-        case "status":
-            break
         case "progress":
             guard let p = s["progress"]?.numberValue, p >= 0, p <= 1 else {
                 throw Invalid("liveActivity.contentState.progress must be a number from 0 to 1")
             }
-            if let e = try int("endsAt"), e < 0 {
-                throw Invalid("liveActivity.contentState.endsAt must be unix seconds")
-            }
+            _ = try seconds("endsAt")
         case "steps":
             guard let step = try int("step"), step >= 1 else {
                 throw Invalid("liveActivity.contentState.step must be an integer of at least 1")
             }
             let count: Int
-            if let names = s["steps"] {
+            if let names = s["steps"], !names.isNull {
                 guard let list = names.arrayValue, !list.isEmpty, list.count <= 8 else {
                     throw Invalid("liveActivity.contentState.steps must list 1-8 step names")
                 }
@@ -219,14 +256,18 @@ struct PulseLiveActivity: Sendable, Equatable {
             }
             guard step <= count else { throw Invalid("liveActivity.contentState.step is beyond the step count") }
         case "countdown":
-            guard let e = try int("endsAt"), e >= 0 else {
+            guard let e = try seconds("endsAt") else {
                 throw Invalid("template countdown needs liveActivity.contentState.endsAt (unix seconds)")
             }
-            if let st = try int("startsAt"), st < 0 || st > e {
+            if let st = try seconds("startsAt"), st > e {
                 throw Invalid("liveActivity.contentState.startsAt must be unix seconds before endsAt")
             }
         default:
-            throw Invalid("liveActivity.contentState.template must be status, progress, steps or countdown")
+            break
         }
+        var out = s.filter { !ignoredStateKeys.contains($0.key) && !$0.value.isNull }
+        out.removeValue(forKey: "revision")
+        if out["summary"] == nil { out["summary"] = "" }
+        return out
     }
 }

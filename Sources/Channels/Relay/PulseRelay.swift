@@ -60,7 +60,8 @@ struct PulseRelay: Sendable {
         let key = "pulse.revision.\(ref)"
         let value = try? context.state.update(key) { old -> ([UInt8]?, Int64) in
             let last = old.flatMap { Int64(String(decoding: $0, as: UTF8.self)) } ?? -1
-            let next = max(proposed, last + 1)
+            let (above, overflow) = last.addingReportingOverflow(1)
+            let next = max(proposed, overflow ? last : above)
             return (Array(String(next).utf8), next)
         }
         return value ?? proposed
@@ -117,7 +118,6 @@ struct PulseRelay: Sendable {
                 }
                 return .retry(target, reason: "pulse client-side rate limit")
             }
-            let details = ["alertDropped": dropAlert ? "true" : "false", "revision": String(revision)]
             let body = activity.body(revision: revision, dropAlert: dropAlert)
             let seconds = context.clock.now().secondsSince1970
             let auth = PulseAuth.header(
@@ -139,20 +139,29 @@ struct PulseRelay: Sendable {
             let reason = RelaySupport.reason(status: status, body: response.body)
             switch status {
             case 200..<300:
-                return .delivered(target, status: status, details: details)
+                // The relay drops an alert over its own limit and says so with "alertDropped": true.
+                let relayDropped = (try? JSONValue.parse(response.body))?["alertDropped"]?.boolValue == true
+                let dropped = activity.alert != nil && (dropAlert || relayDropped)
+                return .delivered(
+                    target, status: status,
+                    details: ["alertDropped": dropped ? "true" : "false", "revision": String(revision)])
             case 401, 403, 410:
                 return .dead(target, status: status, reason: reason)
-            case 404 where !triedStart:
+            case 404 where activity.event == "update" && !triedStart:
+                // No activity for this ref on the phone (dismissed, or never started): start it.
                 triedStart = true
                 do { activity = try activity.asStart(notification) } catch {
                     return .failed(target, status: status, reason: "\(reason); cannot restart: \(error.reason)")
                 }
                 continue
+            case 404:
+                // An end for an activity that is gone has nothing left to do; never start one to end it.
+                return .failed(target, status: status, reason: "\(reason) (no Live Activity for ref \(activity.ref))")
             case 409 where !raisedRevision:
                 raisedRevision = true
-                revision = nextRevision(ref: activity.ref, proposed: revision + 1)
+                revision = nextRevision(ref: activity.ref, proposed: revision < .max ? revision + 1 : revision)
                 continue
-            case 404, 409, 429, 500...599:
+            case 409, 429, 500...599:
                 return .retry(
                     target, status: status, reason: reason,
                     retryAfter: RetryAfter.parse(response, now: context.clock.now()))

@@ -12,7 +12,8 @@ import HeraldHTTP
 ///   secret: ${AUDIT_WEBHOOK_SECRET}     # whsec_<base64>
 /// ```
 ///
-/// Headers: `webhook-id` (the delivery id, stable across retries), `webhook-timestamp` (unix
+/// Headers: `webhook-id` (``webhookID(for:)``: `msg_` + the delivery id, stable across retries),
+/// `webhook-timestamp` (unix
 /// seconds), `webhook-signature: v1,<base64 HMAC-SHA256(secret, "id.timestamp.body")>`.
 /// Answers: 2xx → delivered, 429/5xx/transport errors → retry, other 4xx → failed.
 public struct WebhookChannel: Channel {
@@ -58,14 +59,30 @@ public struct WebhookChannel: Channel {
         return "v1," + Base64.encode(HMACSHA256.authenticationCode(key: key, message: signed))
     }
 
+    /// The `webhook-id` for a delivery: `msg_` + the delivery id, the same on every retry (Standard
+    /// Webhooks: the id is unique per message, kept across retries, and must not contain `.`, the
+    /// separator of the signed `id.timestamp.body`). A delivery id that is not 1-128 characters of
+    /// `[A-Za-z0-9_-]` is replaced by the lower-case hex of the first 16 bytes of its SHA-256.
+    public static func webhookID(for deliveryId: String) -> String {
+        let safe =
+            !deliveryId.isEmpty && deliveryId.utf8.count <= 128
+            && deliveryId.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D
+                    || c == 0x5F
+            }
+        if safe { return "msg_" + deliveryId }
+        let digest = SHA256.hash(Array(deliveryId.utf8)).prefix(16)
+        return "msg_" + digest.map { String(format: "%02x", $0) }.joined()
+    }
+
     /// Posts the notification.
     public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
-        let target = request.targets.first ?? DeliveryTarget(device: nil, deliveryId: UUID().uuidString)
+        let target = request.targets.first ?? DeliveryTarget(device: nil, deliveryId: UUID().uuidString.lowercased())
         var payload = request.notification.json.objectValue ?? [:]
         if let badge = request.effectiveBadge { payload["badge"] = .number(Double(badge)) }
         let body = JSONValue.object(payload).canonicalBytes
         let timestamp = clock.now().secondsSince1970
-        let id = "msg_" + target.deliveryId
+        let id = WebhookChannel.webhookID(for: target.deliveryId)
         let headers = [
             HTTPHeader("content-type", "application/json"), HTTPHeader("webhook-id", id),
             HTTPHeader("webhook-timestamp", String(timestamp)),

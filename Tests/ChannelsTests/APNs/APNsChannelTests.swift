@@ -92,7 +92,7 @@ struct APNsChannelTests {
             #expect(r.header("apns-priority") == "10")
             #expect(r.header("apns-expiration") == String(s.clock.now().secondsSince1970 + 3600))
             #expect(r.header("apns-collapse-id") == "permission-request-5f0c")
-            #expect(r.header("apns-id") == "123E4567-E89B-12D3-A456-4266554400A0")
+            #expect(r.header("apns-id") == deliveryId)
             let auth = try #require(r.header("authorization"))
             #expect(auth.hasPrefix("bearer "))
             let claims = try JSONValue.parse(try JWS.verifyES256(String(auth.dropFirst(7)), publicKey: s.key.publicKey))
@@ -107,7 +107,7 @@ struct APNsChannelTests {
             let again = try await s.production.requests()
             #expect(again.count == 2)
             #expect(again.last?.header("authorization") == auth)
-            #expect(again.last?.header("apns-id") == "123E4567-E89B-12D3-A456-4266554400A0")
+            #expect(again.last?.header("apns-id") == deliveryId)
         } catch {
             await s.stop()
             throw error
@@ -334,6 +334,57 @@ struct APNsChannelTests {
             #expect(sent.header("apns-push-type") == "liveactivity")
             #expect(sent.header("apns-topic") == "com.example.app.push-type.liveactivity")
             #expect(sent.header("apns-priority") == "5")
+        } catch {
+            await s.stop()
+            throw error
+        }
+        await s.stop()
+    }
+
+    /// Apple documents `apns-id` as the canonical lower-case UUID and answers 400 `BadMessageId` to
+    /// anything else (protocols/apns.md, the `apns-id` row): check the header actually sent, for
+    /// regular alerts (whatever form the delivery id has) and for a Live Activity.
+    @Test func apnsIDHeaderIsTheDocumentedLowerCaseUUID() async throws {
+        let s = try await setUp()
+        do {
+            try await s.production.route("/3/device/", [.json(200, "", headers: ["apns-id": "A"])])
+            let ids = [
+                "123e4567-e89b-12d3-a456-4266554400a0", "0D4C1C0E-3B7A-4F1E-9A55-2B9E64D1A7C3", "delivery-7",
+                UUID().uuidString,
+            ]
+            let targets = ids.enumerated().map { i, id in
+                APNsTestSupport.target(APNsTestSupport.device("d\(i)", token: "abcd0\(i)"), deliveryId: id)
+            }
+            let alert = ChannelAPI.Notification(title: "t", body: "b")
+            #expect(
+                await s.channel.deliver(DeliveryRequest(notification: alert, targets: targets)).allSatisfy {
+                    $0.outcome == .delivered
+                })
+            let activity = ChannelAPI.Notification(
+                liveActivity: [
+                    "ref": "order-1024", "event": "update",
+                    "contentState": [
+                        "title": "Order #1024", "summary": "Picked up", "status": "running",
+                        "revision": 1_793_000_000_123,
+                    ],
+                    "alert": ["body": "Picked up"],
+                ])
+            #expect(
+                await s.channel.deliver(DeliveryRequest(notification: activity, targets: targets)).allSatisfy {
+                    $0.outcome == .delivered
+                })
+            let requests = try await s.production.requests()
+            try #require(requests.count == 2 * ids.count)
+            #expect(requests.filter { $0.header("apns-push-type") == "liveactivity" }.count == ids.count)
+            for r in requests {
+                let id = try #require(r.header("apns-id"))
+                #expect(APNsTestSupport.matches(id, APNsTestSupport.apnsIDPattern), "apns-id \(id)")
+            }
+            // A UUID delivery id is sent as itself, lower-cased; the same id on every send.
+            let byToken = Dictionary(grouping: requests, by: { String($0.path.dropFirst("/3/device/".count)) })
+            #expect(byToken["abcd00"]?.map { $0.header("apns-id") } == [ids[0], ids[0]])
+            #expect(byToken["abcd01"]?.map { $0.header("apns-id") } == [ids[1].lowercased(), ids[1].lowercased()])
+            #expect(byToken["abcd03"]?.map { $0.header("apns-id") } == [ids[3].lowercased(), ids[3].lowercased()])
         } catch {
             await s.stop()
             throw error

@@ -65,6 +65,25 @@ struct APNsLiveActivityTests {
         #expect(end.plainBody?["aps"]?["dismissal-date"] == 1_767_230_000)
     }
 
+    /// `liveActivity.revision` is Pulse Relay's alias of `contentState.revision`: one liveActivity
+    /// object can go to APNs and Pulse, so APNs accepts it and does not send it (a revision in
+    /// `contentState` is part of the content state and goes out with it).
+    @Test func revisionAliasIsAcceptedAndNotSent() throws {
+        let p = try build([
+            "ref": "order-1024", "event": "update", "revision": 1_793_000_000_123,
+            "contentState": ["title": "Order #1024", "summary": "Picked up", "status": "running"],
+        ])
+        let expected: JSONValue = [
+            "aps": [
+                "event": "update", "timestamp": 1_767_225_600,
+                "content-state": ["title": "Order #1024", "summary": "Picked up", "status": "running"],
+            ]
+        ]
+        #expect(p.plainBody == expected)
+        #expect(reason(["event": "update", "contentState": [:], "revision": "r1"])?.contains("revision") == true)
+        #expect(reason(["event": "update", "contentState": [:], "revision": -1])?.contains("revision") == true)
+    }
+
     @Test func refusesBadFields() {
         #expect(reason(["contentState": [:]])?.contains("event is required") == true)
         #expect(reason(["event": "pause", "contentState": [:]])?.contains("start, update or end") == true)

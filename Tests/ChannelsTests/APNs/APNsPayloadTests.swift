@@ -112,16 +112,23 @@ struct APNsPayloadTests {
         #expect(!noTag.headers(apnsID: "ID", providerToken: "JWT").contains { $0.name == "apns-collapse-id" })
     }
 
-    @Test func apnsIDIsTheDeliveryIdAsUppercaseUUID() {
+    @Test func apnsIDIsTheDeliveryIdAsLowerCaseUUID() {
+        let pattern = APNsTestSupport.apnsIDPattern
+        #expect(
+            APNsPayloadBuilder.apnsID(for: "123E4567-E89B-12D3-A456-4266554400A0")
+                == "123e4567-e89b-12d3-a456-4266554400a0")
         #expect(
             APNsPayloadBuilder.apnsID(for: "123e4567-e89b-12d3-a456-4266554400a0")
-                == "123E4567-E89B-12D3-A456-4266554400A0")
+                == "123e4567-e89b-12d3-a456-4266554400a0")
         let derived = APNsPayloadBuilder.apnsID(for: "not-a-uuid")
         #expect(derived == APNsPayloadBuilder.apnsID(for: "not-a-uuid"))
         #expect(UUID(uuidString: derived) != nil)
-        #expect(derived == derived.uppercased())
+        #expect(APNsTestSupport.matches(derived, pattern))
         #expect(Array(derived)[14] == "8")  // RFC 9562 version 8 (name-based, SHA-256)
-        #expect("89AB".contains(Array(derived)[19]))  // RFC 9562 variant
+        #expect("89ab".contains(Array(derived)[19]))  // RFC 9562 variant
+        for id in ["", "delivery-1", "123e4567e89b12d3a4564266554400a0", "123e4567-e89b-12d3-a456-4266554400ag"] {
+            #expect(APNsTestSupport.matches(APNsPayloadBuilder.apnsID(for: id), pattern), "\(id)")
+        }
     }
 
     @Test func collapseIDTruncatesOnUTF8Boundaries() throws {

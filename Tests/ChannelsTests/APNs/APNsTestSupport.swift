@@ -61,6 +61,15 @@ enum APNsTestSupport {
         DeliveryTarget(device: device, deliveryId: deliveryId)
     }
 
+    /// Apple's documented `apns-id` form: a canonical lower-case UUID (protocols/apns.md).
+    static let apnsIDPattern = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+
+    /// Whether the whole of `text` matches the regular expression `pattern`.
+    static func matches(_ text: String, _ pattern: String) -> Bool {
+        guard let regex = try? Regex(pattern) else { return false }
+        return text.wholeMatch(of: regex) != nil
+    }
+
     /// Runs python3 with a script from `Scripts/`; returns stdout, throws with stderr on failure.
     static func python(_ script: String, _ arguments: [String], stdin: String? = nil) throws -> String {
         let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")

@@ -36,6 +36,13 @@ struct PulseRelayTests {
         return Notification(title: "Build", body: "Build started", liveActivity: la)
     }
 
+    /// `contentState.revision` of a sent body (the guide, 三 and 四: revision is a contentState field).
+    static func sentRevision(_ body: [UInt8]) throws -> Int {
+        let o = try RelayTest.object(body)
+        #expect(o["revision"] == nil, "revision at the top level of the body")
+        return try #require(o["contentState"]?["revision"]?.intValue)
+    }
+
     func deliver(_ setup: RelaySetup, _ n: ChannelAPI.Notification, _ d: Device = device()) async -> DeliveryResult? {
         await setup.channel.deliver(DeliveryRequest(notification: n, targets: [RelayTest.target(d)])).first
     }
@@ -86,7 +93,7 @@ struct PulseRelayTests {
         _ = await deliver(setup, Self.activity("end"))
         setup.clock.advance(by: .seconds(-60))
         _ = await deliver(setup, Self.activity("end"))
-        let revs = try await setup.server.requests().map { try RelayTest.object($0.body)["revision"]?.intValue ?? 0 }
+        let revs = try await setup.server.requests().map { try Self.sentRevision($0.body) }
         try #require(revs.count == 2)
         #expect(revs[1] == revs[0] + 1)
         await setup.stop()
@@ -151,7 +158,7 @@ struct PulseRelayTests {
         let start = try PulseLiveActivity(
             Notification(title: "t", body: "b", liveActivity: ["ref": "r", "event": "start", "contentState": ok]),
             now: now)
-        #expect(start.alert == ["body": "b", "title": "t"])
+        #expect(start.alert == ["body": "b"])
     }
 
     @Test func invalidActivityFailsBeforeSending() async throws {
@@ -251,7 +258,7 @@ struct PulseRelayTests {
         try await setup.server.route("/v1/devices/", [.json(409, "{\"error\":\"stale revision\"}")])
         let r = await deliver(setup, Self.activity("end"))
         #expect(r?.outcome == .retry)
-        let revs = try await setup.server.requests().map { try RelayTest.object($0.body)["revision"]?.intValue ?? 0 }
+        let revs = try await setup.server.requests().map { try Self.sentRevision($0.body) }
         try #require(revs.count == 2)
         #expect(revs[1] > revs[0])
         await setup.stop()

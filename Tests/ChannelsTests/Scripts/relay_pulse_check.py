@@ -4,7 +4,7 @@
 Usage: relay_pulse_check.py PUSHKEY_BASE64URL PATH AUTH_HEADER BODY_BASE64
 sig = base64url(HMAC-SHA256(base64url-decode(pushKey),
       "POST\\n" + path + "\\n" + seconds + "\\n" + requestId + "\\n" + hex(SHA-256(body))))
-Prints the body's revision; exits 1 when the signature does not match.
+Prints the body's contentState.revision (where the guide puts it); exits 1 when the signature does not match.
 """
 import base64
 import hashlib
@@ -30,7 +30,7 @@ def main() -> int:
     if not hmac.compare_digest(expected, sig.encode()):
         print("signature mismatch", file=sys.stderr)
         return 1
-    print(json.loads(body)["revision"])
+    print(json.loads(body)["contentState"]["revision"])
     return 0
 
 
