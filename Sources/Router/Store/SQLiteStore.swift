@@ -72,19 +72,19 @@ public final class SQLiteStore: HeraldStore {
         case .sqlite: break
         }
         let directory = (path as NSString).deletingLastPathComponent
-        let decision = SQLiteStore.openMode(
+        let reason = SQLiteStore.readOnlyReason(
             access: access, fileWritable: SQLiteStore.isWritable(path),
             directoryWritable: SQLiteStore.isWritable(directory.isEmpty ? "." : directory),
             directory: directory.isEmpty ? "." : directory)
         do {
-            db = try SQLiteDatabase(path: path, mode: decision.mode)
+            db = try SQLiteDatabase(path: path, mode: reason == nil ? .readWrite : .readOnly)
         } catch {
             throw SQLiteStore.openError(error, path: path)
         }
-        readOnlyReason = decision.readOnlyReason
+        readOnlyReason = reason
         do {
             try SQLiteStore.verify(db, path: path)
-            if let reason = decision.readOnlyReason {
+            if let reason {
                 let current = try db.userVersion
                 if current < SQLiteStore.newestVersion {
                     throw StoreError.readOnly(
@@ -109,20 +109,20 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
-    /// Whether an existing store file opens read-write or read-only, and why (pure: the caller
-    /// supplies what `access(2)` said).
-    static func openMode(access: StoreAccess, fileWritable: Bool, directoryWritable: Bool, directory: String) -> (
-        mode: SQLiteOpenMode, readOnlyReason: String?
-    ) {
+    /// Why an existing store file opens read-only, or nil when it opens read-write (pure: the caller
+    /// supplies what `access(2)` said about the file and its directory).
+    public static func readOnlyReason(
+        access: StoreAccess, fileWritable: Bool, directoryWritable: Bool, directory: String
+    ) -> String? {
         switch access {
-        case .readOnly: return (.readOnly, "opened read-only")
-        case .readWrite: return (.readWrite, nil)
+        case .readOnly: return "opened read-only"
+        case .readWrite: return nil
         case .automatic:
-            if !fileWritable { return (.readOnly, "the file is not writable") }
+            if !fileWritable { return "the file is not writable" }
             if !directoryWritable {
-                return (.readOnly, "its directory \(directory) is not writable, so SQLite cannot create its -wal and -shm files")
+                return "its directory \(directory) is not writable, so SQLite cannot create its -wal and -shm files"
             }
-            return (.readWrite, nil)
+            return nil
         }
     }
 
