@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import Router
 import RouterTesting
+import Synchronization
 import Testing
 
 /// Runs a short Python `sqlite3` script on a store file: an independent way to build foreign or
@@ -328,5 +329,127 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
         #expect(results.map(\.created) == [true, true, true])
         #expect(try h.router.devices().map(\.deviceId) == ["p1", "p2", "p3"])
         await h.router.shutdown()
+    }
+}
+
+/// A real SQLite store whose `record` can be made to fail after claims succeed (as when the disk
+/// fills between the claim and the record): every other call goes to the SQLite store unchanged.
+final class RecordRefusingStore: HeraldStore {
+    let base: SQLiteStore
+    private let refusing = Mutex(false)
+
+    init(path: String) throws { base = try SQLiteStore(path: path) }
+
+    func refuseRecords() { refusing.withLock { $0 = true } }
+
+    func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
+        if refusing.withLock({ $0 }) {
+            throw StoreError.writeFailed(operation: "record delivery results", detail: "disk full (test)")
+        }
+        return try base.record(attempts, now: now)
+    }
+
+    func upsertDevice(_ device: Device, now: Date) throws -> UpsertResult { try base.upsertDevice(device, now: now) }
+    func removeDevice(namespace: String, deviceId: String, platform: String?) throws -> Int {
+        try base.removeDevice(namespace: namespace, deviceId: deviceId, platform: platform)
+    }
+    func removeDevice(namespace: String, address: String) throws -> Int {
+        try base.removeDevice(namespace: namespace, address: address)
+    }
+    func devices(namespace: String?) throws -> [Device] { try base.devices(namespace: namespace) }
+    func device(namespace: String, deviceId: String, platform: String) throws -> Device? {
+        try base.device(namespace: namespace, deviceId: deviceId, platform: platform)
+    }
+    func insertNotification(
+        _ notification: ChannelAPI.Notification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
+    ) throws {
+        try base.insertNotification(notification, steps: steps, deliveries: deliveries, now: now)
+    }
+    func notification(id: String) throws -> StoredNotification? { try base.notification(id: id) }
+    func deliveries(notificationId: String) throws -> [DeliveryRecord] {
+        try base.deliveries(notificationId: notificationId)
+    }
+    func claimPending(notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date) throws
+        -> [DeliveryRecord]
+    {
+        try base.claimPending(
+            notificationId: notificationId, step: step, channel: channel, owner: owner, until: until, now: now)
+    }
+    func claimDue(owner: String, until: Date, now: Date, limit: Int) throws -> [DeliveryRecord] {
+        try base.claimDue(owner: owner, until: until, now: now, limit: limit)
+    }
+    func suppress(deliveryIds: [String], reason: String, now: Date) throws {
+        try base.suppress(deliveryIds: deliveryIds, reason: reason, now: now)
+    }
+    func notificationsWithPendingDeliveries(now: Date) throws -> [String] {
+        try base.notificationsWithPendingDeliveries(now: now)
+    }
+    func releaseLeases(ownedBy owners: [String]) throws { try base.releaseLeases(ownedBy: owners) }
+    func leaseOwners() throws -> [String] { try base.leaseOwners() }
+    func nextDueTime() throws -> Date? { try base.nextDueTime() }
+    func deliveryCounts() throws -> [DeliveryState: Int] { try base.deliveryCounts() }
+    func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent { try base.recordEvent(event) }
+    func events(notificationId: String) throws -> [LifecycleEvent] { try base.events(notificationId: notificationId) }
+    func history(namespace: String?, id: String?, limit: Int) throws -> [HistoryEntry] {
+        try base.history(namespace: namespace, id: id, limit: limit)
+    }
+    func purge(before date: Date) throws -> Int { try base.purge(before: date) }
+    func channelState(_ channel: String) -> any ChannelStateStore { base.channelState(channel) }
+    func addBadgeTag(namespace: String, tag: String, now: Date) throws {
+        try base.addBadgeTag(namespace: namespace, tag: tag, now: now)
+    }
+    func pendingTagCount(namespace: String) throws -> Int { try base.pendingTagCount(namespace: namespace) }
+    func clearBadge(namespace: String) throws { try base.clearBadge(namespace: namespace) }
+    func touchCooldowns(namespace: String, tag: String, keys: [(key: String, window: Duration)], now: Date) throws
+        -> Set<String>
+    {
+        try base.touchCooldowns(namespace: namespace, tag: tag, keys: keys, now: now)
+    }
+}
+
+@Suite struct RecordFailureStopsTheRunTests {
+    /// Two due retries on different channels: the first group's results cannot be recorded, so
+    /// the drain throws and the second group is not sent.
+    @Test func aFailedRecordStopsTheDrain() async throws {
+        let path = Harness.tempPath()
+        let store = try RecordRefusingStore(path: path)
+        let apns = RecordingChannel()
+        let fcm = RecordingChannel()
+        let registry = ChannelRegistry([
+            apns.factory(type: "rec-apns", platforms: ["ios"]), fcm.factory(type: "rec-fcm", platforms: ["phone"]),
+        ])
+        let config = try ConfigLoader.parse(
+            """
+            version: 1
+            store: { path: \(path) }
+            channels:
+              apns: { type: rec-apns, retry: { attempts: 5, initial: 10s, max: 1m } }
+              fcm: { type: rec-fcm, retry: { attempts: 5, initial: 10s, max: 1m } }
+            routes:
+              default:
+                - deliver: [apns, fcm]
+            """, registry: registry)
+        let clock = ManualClock()
+        let router = try await Router(
+            config: config, registry: registry,
+            options: RouterOptions(clock: clock, random: FixedRandom(), logSink: RecordingLogSink(), store: store))
+        try await router.register(Device(deviceId: "mac", platform: "ios", fields: ["token": .string(String(repeating: "ab", count: 32))]))
+        try await router.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "fcm-pixel"]))
+        apns.answer { t, _ in .retry(t, status: 503, reason: "busy") }
+        fcm.answer { t, _ in .retry(t, status: 503, reason: "busy") }
+        _ = try await router.send(Notification(id: "n-a", title: "t"))
+        #expect(apns.targets.count == 1 && fcm.targets.count == 1)
+
+        store.refuseRecords()
+        clock.advance(by: .seconds(3600))
+        await #expect(throws: StoreError.writeFailed(operation: "record delivery results", detail: "disk full (test)")) {
+            try await router.drain()
+        }
+        // One group was attempted (its results could not be recorded); the other was never sent.
+        #expect(apns.targets.count + fcm.targets.count == 3)
+        // A send whose first results cannot be recorded fails instead of reporting success.
+        await #expect(throws: StoreError.self) { try await router.send(Notification(id: "n-b", title: "t")) }
+        await router.shutdown()
+        store.base.close()
     }
 }
