@@ -122,7 +122,9 @@ struct HeraldCLI {
             return try await withRouter(args) { router in
                 let report = try await router.send(notification)
                 if report.replayed {
-                    eprint("herald: notification \(report.id) was already sent; not routed again (the stored report follows)")
+                    eprint(
+                        "herald: notification \(report.id) was already sent; not routed again (the stored report follows)"
+                    )
                 }
                 if format == "json" {
                     output(report.json)

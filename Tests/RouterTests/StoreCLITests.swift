@@ -46,7 +46,9 @@ import Testing
         #expect(list.code == 0)
         #expect(list.stdout == "[]\n")
         // Without the bad line all three are stored.
-        let ok = try cli.run(["devices", "register", "--format", "json"], stdin: input.components(separatedBy: "\n").dropLast().joined(separator: "\n"))
+        let ok = try cli.run(
+            ["devices", "register", "--format", "json"],
+            stdin: input.components(separatedBy: "\n").dropLast().joined(separator: "\n"))
         #expect(ok.code == 0, "\(ok.stderr)")
         #expect(try JSONValue.parse(ok.stdout).arrayValue?.count == 3)
     }
@@ -84,7 +86,9 @@ import Testing
         for _ in 0..<2 {
             let drained = try cli.run(["drain"], env: env)
             #expect(drained.code == 1)
-            #expect(drained.stderr.contains("cannot claim due retries in the store: \(cli.home)/herald.db"), "\(drained.stderr)")
+            #expect(
+                drained.stderr.contains("cannot claim due retries in the store: \(cli.home)/herald.db"),
+                "\(drained.stderr)")
             #expect(drained.stderr.contains("nothing more is sent"))
         }
         // Only the first attempt (made by send, before the damage) reached the receiver.
@@ -104,8 +108,11 @@ import Testing
         #expect(list.stdout.hasPrefix("default/p1 telegram"))
         let history = try cli.run(["history"])
         #expect(history.code == 0, "\(history.stderr)")
-        let refused = try cli.run(["devices", "register"], stdin: #"{"deviceId":"p2","platform":"telegram","chatId":102}"#)
+        let refused = try cli.run(
+            ["devices", "register"], stdin: #"{"deviceId":"p2","platform":"telegram","chatId":102}"#)
         #expect(refused.code == 1)
-        #expect(refused.stderr.contains("cannot register devices: the store \(cli.home)/herald.db is read-only"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("cannot register devices: the store \(cli.home)/herald.db is read-only"),
+            "\(refused.stderr)")
     }
 }

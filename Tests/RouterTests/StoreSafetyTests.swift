@@ -92,16 +92,25 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
         _ = try python(
             "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('CREATE TABLE notes(x)')\ndb.commit()",
             [foreign])
-        #expect(try refusal(foreign) == .notAStore(path: foreign, reason: "it is an SQLite database without Herald's schema"))
+        #expect(
+            try refusal(foreign)
+                == .notAStore(path: foreign, reason: "it is an SQLite database without Herald's schema"))
         // Untouched: still no Herald tables, no version.
-        #expect(try python("import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0])", [foreign]) == "0")
+        #expect(
+            try python(
+                "import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0])",
+                [foreign]) == "0")
         // An empty SQLite database (valid header, no tables) is not a store either.
         let blank = dir + "/blank.db"
-        _ = try python("import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('PRAGMA user_version = 0')\ndb.execute('VACUUM')", [blank])
+        _ = try python(
+            "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('PRAGMA user_version = 0')\ndb.execute('VACUUM')",
+            [blank])
         if FileManager.default.fileExists(atPath: blank),
             try FileManager.default.attributesOfItem(atPath: blank)[.size] as? Int ?? 0 > 0
         {
-            #expect(try refusal(blank) == .notAStore(path: blank, reason: "it is an SQLite database without Herald's schema"))
+            #expect(
+                try refusal(blank)
+                    == .notAStore(path: blank, reason: "it is an SQLite database without Herald's schema"))
         }
         // Another application's database (its own application_id) is refused even with look-alike tables.
         let other = dir + "/other.db"
@@ -117,7 +126,8 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             """, [other])
         #expect(
             try refusal(other)
-                == .notAStore(path: other, reason: "it is an SQLite database of another application (application_id 1234)"))
+                == .notAStore(
+                    path: other, reason: "it is an SQLite database of another application (application_id 1234)"))
     }
 
     @Test func aStoreFromANewerHeraldIsRefused() throws {
@@ -125,7 +135,9 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/herald.db"
         try SQLiteStore(path: path).close()
-        _ = try python("import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('PRAGMA user_version = 99')\ndb.commit()", [path])
+        _ = try python(
+            "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('PRAGMA user_version = 99')\ndb.commit()",
+            [path])
         let error = try refusal(path)
         #expect(error == .newerSchema(path: path, version: 99, supported: 1))
         #expect(error.description.contains("newer"))
@@ -138,13 +150,17 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
         let store = try SQLiteStore(path: path)
         _ = try store.upsertDevice(Device(deviceId: "d", platform: "phone", fields: ["token": "t-1"]), now: Date())
         store.close()
-        let marker = try python("import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1]).execute('PRAGMA application_id').fetchone()[0])", [path])
+        let marker = try python(
+            "import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1]).execute('PRAGMA application_id').fetchone()[0])",
+            [path])
         #expect(marker == "\(0x4852_4C44)")
         // Reopening keeps what was stored.
         let again = try SQLiteStore(path: path)
         #expect(try again.devices(namespace: nil).map(\.deviceId) == ["d"])
         again.close()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/home").filter { $0.contains("creating") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dir + "/home").filter { $0.contains("creating") }
+                .isEmpty)
     }
 
     @Test func aStoreMadeBeforeTheMarkerStillOpensAndGetsIt() throws {
@@ -154,11 +170,15 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
         let store = try SQLiteStore(path: path)
         _ = try store.upsertDevice(Device(deviceId: "old", platform: "phone", fields: ["token": "t-2"]), now: Date())
         store.close()
-        _ = try python("import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('PRAGMA application_id = 0')\ndb.commit()", [path])
+        _ = try python(
+            "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('PRAGMA application_id = 0')\ndb.commit()",
+            [path])
         let legacy = try SQLiteStore(path: path)
         #expect(try legacy.devices(namespace: nil).map(\.deviceId) == ["old"])
         legacy.close()
-        let marker = try python("import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1]).execute('PRAGMA application_id').fetchone()[0])", [path])
+        let marker = try python(
+            "import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1]).execute('PRAGMA application_id').fetchone()[0])",
+            [path])
         #expect(marker == "\(0x4852_4C44)")
     }
 
@@ -172,7 +192,8 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
                     do {
                         let s = try SQLiteStore(path: path)
                         _ = try s.upsertDevice(
-                            Device(deviceId: "d\(i)", platform: "phone", fields: ["token": .string("t\(i)")]), now: Date())
+                            Device(deviceId: "d\(i)", platform: "phone", fields: ["token": .string("t\(i)")]),
+                            now: Date())
                         s.close()
                         return true
                     } catch {
@@ -194,7 +215,8 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
 @Suite struct ReadOnlyStoreTests {
     @Test func openModeFollowsWhatAccessSays() {
         func reason(_ access: StoreAccess, file: Bool, directory: Bool) -> String? {
-            SQLiteStore.readOnlyReason(access: access, fileWritable: file, directoryWritable: directory, directory: "/home/x")
+            SQLiteStore.readOnlyReason(
+                access: access, fileWritable: file, directoryWritable: directory, directory: "/home/x")
         }
         #expect(reason(.automatic, file: true, directory: true) == nil)
         #expect(reason(.automatic, file: false, directory: true) == "the file is not writable")
@@ -316,7 +338,9 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
 
     @Test func aBatchWithOneRefusedDeviceStoresNone() async throws {
         let h = try await Harness.make(routes: Self.routes)
-        let good = (1...3).map { Device(deviceId: "p\($0)", platform: "phone", fields: ["token": .string("tok-\($0)")]) }
+        let good = (1...3).map {
+            Device(deviceId: "p\($0)", platform: "phone", fields: ["token": .string("tok-\($0)")])
+        }
         let refused = Device(deviceId: "slate", platform: "tablet", fields: ["token": "tok-4"])
         await #expect {
             try await h.router.register(good + [refused])
@@ -433,7 +457,8 @@ final class RecordRefusingStore: HeraldStore {
         let router = try await Router(
             config: config, registry: registry,
             options: RouterOptions(clock: clock, random: FixedRandom(), logSink: RecordingLogSink(), store: store))
-        try await router.register(Device(deviceId: "mac", platform: "ios", fields: ["token": .string(String(repeating: "ab", count: 32))]))
+        try await router.register(
+            Device(deviceId: "mac", platform: "ios", fields: ["token": .string(String(repeating: "ab", count: 32))]))
         try await router.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "fcm-pixel"]))
         apns.answer { t, _ in .retry(t, status: 503, reason: "busy") }
         fcm.answer { t, _ in .retry(t, status: 503, reason: "busy") }
@@ -442,7 +467,8 @@ final class RecordRefusingStore: HeraldStore {
 
         store.refuseRecords()
         clock.advance(by: .seconds(3600))
-        await #expect(throws: StoreError.writeFailed(operation: "record delivery results", detail: "disk full (test)")) {
+        await #expect(throws: StoreError.writeFailed(operation: "record delivery results", detail: "disk full (test)"))
+        {
             try await router.drain()
         }
         // One group was attempted (its results could not be recorded); the other was never sent.

@@ -116,7 +116,8 @@ public final class SQLiteDatabase: Sendable {
             let code = errno
             if code == ENOENT { return .missing }
             throw SQLiteError(
-                code: SQLITE_CANTOPEN, call: "stat", message: "cannot inspect \(path): \(String(cString: strerror(code)))")
+                code: SQLITE_CANTOPEN, call: "stat",
+                message: "cannot inspect \(path): \(String(cString: strerror(code)))")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return .notSQLite }
         if info.st_size == 0 { return .empty }
