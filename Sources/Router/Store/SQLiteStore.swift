@@ -57,6 +57,11 @@ public final class SQLiteStore: HeraldStore {
             if access == .readOnly {
                 throw StoreError.cannotOpen(path: path, reason: "no such file (a read-only open creates nothing)")
             }
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, FileManager.default.fileExists(atPath: parent), !SQLiteStore.isWritable(parent) {
+                throw StoreError.cannotOpen(
+                    path: path, reason: "no such file, and its directory \(parent) is not writable to create it")
+            }
             do {
                 _ = try SQLiteDatabase.createAtomically(path: path) { (db) throws(SQLiteError) in
                     try SQLiteStore.initialize(db)
