@@ -240,8 +240,10 @@ struct HeraldCLI {
                 devices.append(try Device(json: single))
                 lines.append(1)
             } else {
-                let leading = text.prefix { $0.isWhitespace }.filter { $0 == "\n" }.count
-                for (n, line) in trimmed.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+                // Lines end in "\n" or "\r\n" (one Character); count the blank ones trimmed off the top.
+                let leading = text.prefix { $0.isWhitespace }.filter(\.isNewline).count
+                for (n, line) in trimmed.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+                    .enumerated()
                 where !line.trimmingCharacters(in: .whitespaces).isEmpty {
                     do {
                         devices.append(try Device(jsonText: String(line)))

@@ -45,6 +45,12 @@ import Testing
         let list = try cli.run(["devices", "list", "--format", "json"])
         #expect(list.code == 0)
         #expect(list.stdout == "[]\n")
+        // CRLF line ends count the same, and blank lines before the first device count too.
+        let crlf = try cli.run(
+            ["devices", "register"], stdin: "\r\n" + input.replacingOccurrences(of: "\n", with: "\r\n"))
+        #expect(crlf.code == 65)
+        #expect(crlf.stderr.contains("line 6: platform:"), "\(crlf.stderr)")
+        #expect(try cli.run(["devices", "list", "--format", "json"]).stdout == "[]\n")
         // Without the bad line all three are stored.
         let ok = try cli.run(
             ["devices", "register", "--format", "json"],
