@@ -101,24 +101,78 @@ import Testing
         #expect(try await server.requests().count == 1)
     }
 
-    /// Needs a user that file permissions apply to: root passes every `access(2)` check, so as root
-    /// the read-only open is covered by `ReadOnlyStoreTests` (forced mode) instead.
-    @Test(.enabled(if: geteuid() != 0)) func aReadOnlyHomeStillServesReads() throws {
+    /// Runs the CLI as a user file permissions apply to: as root (which passes every `access(2)`
+    /// check) through `setpriv` as `nobody`, otherwise as the current user.
+    private func runUnprivileged(_ cli: CLI, _ args: [String], stdin: String? = nil) throws -> CLI.Result {
+        let p = Process()
+        if geteuid() == 0 {
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            p.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", CLI.binary] + args
+        } else {
+            p.executableURL = URL(fileURLWithPath: CLI.binary)
+            p.arguments = args
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_HOME"] = cli.home
+        environment["HERALD_CONFIG"] = cli.config
+        p.environment = environment
+        p.currentDirectoryURL = URL(fileURLWithPath: "/")
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = input
+        try p.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return CLI.Result(
+            code: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+            stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// A HERALD_HOME the user cannot write: reads work (the store opens read-only, `immutable`
+    /// since no `-shm` can be made), writes are refused naming the file and what was refused.
+    @Test(.enabled(if: geteuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func aReadOnlyHomeStillServesReads() throws {
         let cli = try CLI(configText: Self.logConfig)
         let reg = try cli.run(["devices", "register"], stdin: #"{"deviceId":"p1","platform":"telegram","chatId":101}"#)
         #expect(reg.code == 0, "\(reg.stderr)")
-        chmod(cli.home, 0o555)
-        defer { chmod(cli.home, 0o755) }
-        let list = try cli.run(["devices", "list"])
+        let sent = try cli.run(["send", "--json", #"{"id":"n-ro","title":"t"}"#])
+        #expect(sent.code == 0, "\(sent.stderr)")
+        // The home stays readable, not writable, for the user the commands run as.
+        if geteuid() == 0 {
+            #expect(chmod(cli.home, 0o755) == 0)
+        } else {
+            #expect(chmod(cli.home, 0o555) == 0)
+            #expect(chmod(cli.home + "/herald.db", 0o444) == 0)
+        }
+        defer {
+            chmod(cli.home, 0o755)
+            chmod(cli.home + "/herald.db", 0o644)
+        }
+        #expect(!FileManager.default.fileExists(atPath: cli.home + "/herald.db-shm"))
+        let store = cli.home + "/herald.db"
+        let list = try runUnprivileged(cli, ["devices", "list"])
         #expect(list.code == 0, "\(list.stderr)")
         #expect(list.stdout.hasPrefix("default/p1 telegram"))
-        let history = try cli.run(["history"])
+        let history = try runUnprivileged(cli, ["history", "--format", "json", "--id", "n-ro"])
         #expect(history.code == 0, "\(history.stderr)")
-        let refused = try cli.run(
-            ["devices", "register"], stdin: #"{"deviceId":"p2","platform":"telegram","chatId":102}"#)
+        #expect(try JSONValue.parse(history.stdout).arrayValue?.count == 1)
+        let refused = try runUnprivileged(
+            cli, ["devices", "register"], stdin: #"{"deviceId":"p2","platform":"telegram","chatId":102}"#)
         #expect(refused.code == 1)
         #expect(
-            refused.stderr.contains("cannot register devices: the store \(cli.home)/herald.db is read-only"),
+            refused.stderr.contains(
+                "cannot register devices: the store \(store) is read-only (the file is not writable)"),
             "\(refused.stderr)")
+        let send = try runUnprivileged(cli, ["send", "--json", #"{"title":"t"}"#])
+        #expect(send.code == 1)
+        #expect(send.stderr.contains("cannot store a notification: the store \(store) is read-only"), "\(send.stderr)")
+        // Nothing was written and no file was created in the home.
+        #expect(try cli.run(["devices", "list", "--format", "json"]).stdout.contains("p2") == false)
     }
 }
