@@ -8,12 +8,16 @@ public struct DeliveryReport: Sendable {
     public var namespace: String
     /// The deliveries.
     public var deliveries: [DeliveryRecord]
+    /// `true` when the notification id was already stored: nothing was routed, this is the stored report.
+    public var replayed = false
 
-    /// The contract JSON.
+    /// The contract JSON; a replay adds `"replayed": true`.
     public var json: JSONValue {
-        .object([
+        var object: [String: JSONValue] = [
             "id": .string(id), "namespace": .string(namespace), "deliveries": .array(deliveries.map(\.reportJSON)),
-        ])
+        ]
+        if replayed { object["replayed"] = true }
+        return .object(object)
     }
 
     /// The deliveries with a given outcome.

@@ -84,6 +84,34 @@ public final class Router: Sendable {
     /// Throws ``ValidationError`` naming the field; nothing is stored then.
     @discardableResult
     public func register(_ device: Device) async throws -> UpsertResult {
+        let (checked, serving) = try await checkRegistration(device)
+        let result = try store.upsertDevice(checked, now: options.clock.now())
+        for (_, channel) in serving { await channel.didRegister(checked) }
+        return result
+    }
+
+    /// Validates every device, then upserts them all in one transaction: when one is refused
+    /// (``DeviceBatchError`` with its index) or the store fails, none is stored.
+    @discardableResult
+    public func register(_ devices: [Device]) async throws -> [UpsertResult] {
+        var checked: [(Device, [(ChannelSpec, any Channel)])] = []
+        for (index, device) in devices.enumerated() {
+            do {
+                checked.append(try await checkRegistration(device))
+            } catch {
+                throw DeviceBatchError(index: index, error: error)
+            }
+        }
+        let results = try store.upsertDevices(checked.map(\.0), now: options.clock.now())
+        for (device, serving) in checked {
+            for (_, channel) in serving { await channel.didRegister(device) }
+        }
+        return results
+    }
+
+    /// The generic rules, then every channel that serves the device's platform; returns the device
+    /// as the channels accepted it and those channels.
+    private func checkRegistration(_ device: Device) async throws -> (Device, [(ChannelSpec, any Channel)]) {
         try Device.validate(device)
         let serving = currentGraph.channelsServing(device.platform)
         guard !serving.isEmpty else {
@@ -91,9 +119,7 @@ public final class Router: Sendable {
         }
         var checked = device
         for (_, channel) in serving { checked = try await channel.validateRegistration(checked) }
-        let result = try store.upsertDevice(checked, now: options.clock.now())
-        for (_, channel) in serving { await channel.didRegister(checked) }
-        return result
+        return (checked, serving)
     }
 
     /// Unregisters by id (every platform when `platform` is nil). Returns how many were removed.
@@ -157,13 +183,31 @@ public final class Router: Sendable {
     /// Routes one notification: plans it, persists it with every planned delivery (one
     /// transaction), then runs the first attempts step by step and returns the report. Transient
     /// failures stay queued in the outbox for ``drain(untilEmpty:timeout:)`` or ``run()``.
+    ///
+    /// Idempotent by id: a notification whose `id` is already stored is not routed again; the
+    /// stored report is returned with ``DeliveryReport/replayed`` set.
     public func send(_ notification: ChannelAPI.Notification) async throws -> DeliveryReport {
+        if let stored = try replay(notification.id) { return stored }
         let g = currentGraph
-        _ = try persist(notification, graph: g)
+        do {
+            _ = try persist(notification, graph: g)
+        } catch {
+            // Another sender stored the same id between the check and the insert.
+            if let stored = try replay(notification.id) { return stored }
+            throw error
+        }
         try await executor.execute(notificationId: notification.id, graph: g)
         return DeliveryReport(
             id: notification.id, namespace: notification.namespace,
             deliveries: try store.deliveries(notificationId: notification.id))
+    }
+
+    /// The stored report of an already stored notification, flagged as a replay; nil when unknown.
+    private func replay(_ id: String) throws -> DeliveryReport? {
+        guard let stored = try store.notification(id: id) else { return nil }
+        return DeliveryReport(
+            id: id, namespace: stored.notification.namespace, deliveries: try store.deliveries(notificationId: id),
+            replayed: true)
     }
 
     /// Turns a plan into outbox rows: one per (applicable step, enabled channel, device), one per

@@ -121,6 +121,11 @@ struct HeraldCLI {
             let notification = try Notification(jsonText: text)
             return try await withRouter(args) { router in
                 let report = try await router.send(notification)
+                if report.replayed {
+                    eprint(
+                        "herald: notification \(report.id) was already sent; not routed again (the stored report follows)"
+                    )
+                }
                 if format == "json" {
                     output(report.json)
                 } else {
@@ -228,26 +233,42 @@ struct HeraldCLI {
             try args.allow(["format", "json"])
             let text = try args.value("json") ?? readStdin()
             var devices: [Device] = []
+            // The input line of each device (1 for a single JSON value), for error messages.
+            var lines: [Int] = []
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if let single = try? JSONValue.parse(trimmed) {
                 devices.append(try Device(json: single))
+                lines.append(1)
             } else {
-                for (n, line) in trimmed.split(separator: "\n").enumerated()
+                // Lines end in "\n" or "\r\n" (one Character); count the blank ones trimmed off the top.
+                let leading = text.prefix { $0.isWhitespace }.filter(\.isNewline).count
+                for (n, line) in trimmed.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+                    .enumerated()
                 where !line.trimmingCharacters(in: .whitespaces).isEmpty {
                     do {
                         devices.append(try Device(jsonText: String(line)))
+                        lines.append(leading + n + 1)
                     } catch {
-                        throw InputError("line \(n + 1): \(error.description)")
+                        throw InputError("line \(leading + n + 1): \(error.description)")
                     }
                 }
             }
             guard !devices.isEmpty else { throw InputError("no device JSON given") }
             return try await withRouter(args) { router in
-                // Validate every device before storing any, so a bad line stores nothing.
-                for d in devices { try Device.validate(d) }
+                // Every device is validated before any is stored, and all are stored in one
+                // transaction, so a bad line stores nothing.
+                let stored: [UpsertResult]
+                do {
+                    stored = try await router.register(devices)
+                } catch let e as DeviceBatchError {
+                    let line = e.index < lines.count ? lines[e.index] : e.index + 1
+                    if let v = e.error as? ValidationError {
+                        throw InputError("line \(line): \(v.description) (nothing was stored)")
+                    }
+                    throw RuntimeError("line \(line): \(e.error) (nothing was stored)")
+                }
                 var results: [JSONValue] = []
-                for d in devices {
-                    let r = try await router.register(d)
+                for (d, r) in zip(devices, stored) {
                     results.append(
                         .object([
                             "namespace": .string(d.namespace), "deviceId": .string(d.deviceId),
@@ -360,6 +381,12 @@ struct HeraldCLI {
     }
 
     static func output(_ value: JSONValue) { print(value.canonicalString) }
+}
+
+/// A failure that is not the input's fault (exit 1), with its message.
+struct RuntimeError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
 }
 
 func eprint(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }

@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import Synchronization
 
 /// Runs planned deliveries: step by step, the channels of a step concurrently, recording every
 /// outcome in the outbox. Resumable: everything it decides is read back from the store, so the
@@ -51,22 +52,29 @@ struct Executor: Sendable {
             let channelsInOrder = orderedChannels(inStep)
             switch rule.mode {
             case .all:
-                await withTaskGroup(of: Void.self) { group in
+                let failure = await withTaskGroup(of: (any Error)?.self) { group in
                     for channel in channelsInOrder {
                         group.addTask {
                             await self.runPending(
                                 stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
                         }
                     }
+                    var first: (any Error)?
+                    for await failure in group where first == nil { first = failure }
+                    return first
                 }
+                // The store could not claim or record: stop before later steps send anything.
+                if let failure { throw failure }
             case .first:
                 for (i, channel) in channelsInOrder.enumerated() {
                     let already = records.contains {
                         $0.step == index && $0.channel == channel && $0.state == .delivered
                     }
-                    if !already {
-                        await runPending(
+                    if !already,
+                        let failure = await runPending(
                             stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
+                    {
+                        throw failure
                     }
                     let now = try store.deliveries(notificationId: notificationId)
                     if now.contains(where: { $0.step == index && $0.channel == channel && $0.state == .delivered }) {
@@ -101,8 +109,10 @@ struct Executor: Sendable {
         }
     }
 
+    /// Claims and attempts one channel's pending deliveries of a step; returns the store failure
+    /// (claim or record) that stopped it.
     private func runPending(stored: StoredNotification, step: Int, channel: String, graph: RouterGraph, deadline: Date?)
-        async
+        async -> (any Error)?
     {
         let spec = graph.spec(channel)
         let lease = (spec?.timeout ?? .seconds(30)) * 2 + .seconds(30)
@@ -113,9 +123,9 @@ struct Executor: Sendable {
                 until: clock.now().adding(lease), now: clock.now())
         } catch {
             logger.error("cannot claim deliveries", ["channel": channel, "error": "\(error)"])
-            return
+            return error
         }
-        await attempt(claimed, notification: stored.notification, graph: graph, deadline: deadline)
+        return await attempt(claimed, notification: stored.notification, graph: graph, deadline: deadline)
     }
 
     // MARK: Retries
@@ -135,7 +145,9 @@ struct Executor: Sendable {
         for key in order {
             guard let records = groups[key], let first = records.first else { continue }
             guard let stored = try store.notification(id: first.notificationId) else { continue }
-            await attempt(records, notification: stored.notification, graph: graph, deadline: nil)
+            if let failure = await attempt(records, notification: stored.notification, graph: graph, deadline: nil) {
+                throw failure
+            }
         }
         return due.count
     }
@@ -143,20 +155,24 @@ struct Executor: Sendable {
     // MARK: One batch through one channel
 
     /// Attempts `records` (all of one notification and one channel), in chunks, recording results.
-    func attempt(_ records: [DeliveryRecord], notification: Notification, graph: RouterGraph, deadline: Date?) async {
-        guard let first = records.first else { return }
+    /// When results cannot be recorded, no further chunk is sent and the failure is returned.
+    @discardableResult
+    func attempt(_ records: [DeliveryRecord], notification: Notification, graph: RouterGraph, deadline: Date?) async
+        -> (any Error)?
+    {
+        guard let first = records.first else { return nil }
         let channelName = first.channel
         guard let spec = graph.spec(channelName), let channel = graph.channels[channelName] else {
             recordFinal(
                 records, state: .failed, reason: "channel \(channelName) is no longer configured",
                 notification: notification, graph: graph)
-            return
+            return nil
         }
         guard spec.enabled else {
             recordFinal(
                 records, state: .suppressed, reason: "channel \(channelName) is disabled", notification: notification,
                 graph: graph)
-            return
+            return nil
         }
         var pendingBadge: Int?
         if spec.badgePendingTags {
@@ -175,17 +191,24 @@ struct Executor: Sendable {
         }
         let lookup = devices
         let badge = pendingBadge
+        let failure = RecordFailure()
         _ = await ConcurrentMap.map(chunks, limit: max(1, chunksInFlight)) { chunk in
-            await self.attemptChunk(
+            // A chunk whose results could not be recorded stops the rest: they stay claimed, unsent.
+            guard failure.error == nil else { return }
+            if let error = await self.attemptChunk(
                 chunk, channel: channel, spec: spec, notification: notification, pendingBadge: badge,
                 deadline: deadline, devices: lookup)
+            {
+                failure.set(error)
+            }
         }
+        return failure.error
     }
 
     private func attemptChunk(
         _ chunk: [DeliveryRecord], channel: any Channel, spec: ChannelSpec, notification: Notification,
         pendingBadge: Int?, deadline: Date?, devices: [String: Device]
-    ) async {
+    ) async -> (any Error)? {
         // Resolve the devices now: a re-registration since planning (new token) is honoured, and a
         // device unregistered since then is not delivered to.
         var targets: [DeliveryTarget] = []
@@ -252,7 +275,7 @@ struct Executor: Sendable {
             }
         } catch {
             logger.error("cannot record delivery results", ["channel": spec.name, "error": "\(error)"])
-            return
+            return error
         }
         if events.hasSubscribers {
             let byId = Dictionary(uniqueKeysWithValues: chunk.map { ($0.id, $0) })
@@ -268,6 +291,7 @@ struct Executor: Sendable {
                 events.emit(.delivery(r))
             }
         }
+        return nil
     }
 
     private func attemptRecord(
@@ -349,4 +373,15 @@ struct Executor: Sendable {
             return first
         }
     }
+}
+
+/// The first store failure of one ``Executor/attempt(_:notification:graph:deadline:)``, shared by its chunks.
+final class RecordFailure: Sendable {
+    private let first = Mutex<(any Error)?>(nil)
+
+    /// The failure, if one was set.
+    var error: (any Error)? { first.withLock { $0 } }
+
+    /// Keeps `error` unless a failure was already set.
+    func set(_ error: any Error) { first.withLock { if $0 == nil { $0 = error } } }
 }

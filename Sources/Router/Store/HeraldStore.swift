@@ -9,6 +9,9 @@ public protocol HeraldStore: Sendable {
     /// Inserts or replaces the device with key (namespace, deviceId, platform); any other
     /// registration with the same address (token, endpoint, chat) is removed, in one transaction.
     func upsertDevice(_ device: Device, now: Date) throws -> UpsertResult
+    /// Upserts every device as ``upsertDevice(_:now:)`` does, all or nothing: when one fails, none is
+    /// stored. Results are in input order.
+    func upsertDevices(_ devices: [Device], now: Date) throws -> [UpsertResult]
     /// Removes by key; `platform` nil removes every platform of that device id. Returns the count.
     func removeDevice(namespace: String, deviceId: String, platform: String?) throws -> Int
     /// Removes every registration with this address (token) in `namespace`. Returns the count.
@@ -73,18 +76,53 @@ public protocol HeraldStore: Sendable {
         -> Set<String>
 }
 
-/// Store failures that are not SQLite errors.
+extension HeraldStore {
+    /// The default for stores without transactions across calls: one ``upsertDevice(_:now:)`` each,
+    /// so it is not atomic. ``SQLiteStore`` overrides it with one transaction.
+    public func upsertDevices(_ devices: [Device], now: Date) throws -> [UpsertResult] {
+        try devices.map { try upsertDevice($0, now: now) }
+    }
+}
+
+/// Store failures that are not SQLite errors, each naming what a person can act on.
 public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// No notification with this id.
     case unknownNotification(String)
     /// Stored data could not be decoded.
     case corrupt(String)
+    /// A notification with this id is already stored (sending it again must not route it again).
+    case duplicateNotification(String)
+    /// The file exists but is not a Herald store (empty, not SQLite, or SQLite without Herald's
+    /// schema); it was not opened and nothing in it was changed.
+    case notAStore(path: String, reason: String)
+    /// The store was written by a newer Herald (schema `version`; this build knows up to `supported`).
+    case newerSchema(path: String, version: Int, supported: Int)
+    /// The store file could not be opened or created.
+    case cannotOpen(path: String, reason: String)
+    /// A write was refused because the store is read-only; `refused` says what could not be done.
+    case readOnly(path: String, refused: String, reason: String)
+    /// A write the outbox depends on (claiming, recording results) failed; the run stops there so
+    /// nothing is sent whose result cannot be recorded.
+    case writeFailed(operation: String, detail: String)
 
     /// A readable message.
     public var description: String {
         switch self {
         case .unknownNotification(let id): "unknown notification \(id)"
         case .corrupt(let what): "corrupt store data: \(what)"
+        case .duplicateNotification(let id): "notification \(id) is already stored"
+        case .notAStore(let path, let reason):
+            "\(path) is not a Herald store: \(reason). It was not opened and nothing was changed; "
+                + "restore it from a backup, or move it away to start an empty store"
+        case .newerSchema(let path, let version, let supported):
+            "\(path) has store schema version \(version), newer than this herald supports (\(supported)); "
+                + "use a newer herald"
+        case .cannotOpen(let path, let reason): "cannot open the store \(path): \(reason)"
+        case .readOnly(let path, let refused, let reason):
+            "cannot \(refused): the store \(path) is read-only (\(reason))"
+        case .writeFailed(let operation, let detail):
+            "cannot \(operation) in the store: \(detail). Stopped: nothing more is sent until the store "
+                + "can record results (check it with: sqlite3 FILE 'PRAGMA integrity_check')"
         }
     }
 }

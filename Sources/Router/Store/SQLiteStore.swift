@@ -3,21 +3,184 @@ import Foundation
 import HeraldSQLite
 import Synchronization
 
+/// How ``SQLiteStore/init(path:access:)`` opens an existing store file.
+public enum StoreAccess: Sendable, Equatable {
+    /// Read-write when the file and its directory are writable (as `access(2)` judges), read-only
+    /// otherwise, so reads still work where writes cannot.
+    case automatic
+    /// Read-write; the open fails when SQLite cannot write the file.
+    case readWrite
+    /// Read-only: reads work, every write is refused with ``StoreError/readOnly(path:refused:reason:)``.
+    case readOnly
+}
+
 /// The embedded default store: one SQLite file in WAL mode.
+///
+/// Only a missing file is created (atomically: built under a temporary name, then linked into
+/// place). An existing file is opened only when it is a Herald store: an empty file, a file that is
+/// not SQLite, an SQLite database without Herald's marker and schema, or one with a newer schema
+/// version is refused with ``StoreError``, and nothing in it is touched.
 public final class SQLiteStore: HeraldStore {
     let db: SQLiteDatabase
+    /// The file this store was opened from (`":memory:"` for an in-memory store).
+    public let path: String
+    /// Why writes are refused, or nil when the store is writable.
+    public let readOnlyReason: String?
     /// Decoded devices per namespace, valid while neither this store (``deviceGeneration``) nor another
     /// connection (`PRAGMA data_version`) has written since. Planning a 10,000-device fan-out then
     /// costs no JSON decoding.
     private let deviceCache = Mutex<[String: (dataVersion: Int64, generation: Int, devices: [Device])]>([:])
     private let deviceGeneration = Atomic<Int>(0)
 
-    /// Opens (creating and migrating) the database at `path`; ":memory:" works for tests.
-    public init(path: String) throws {
-        db = try SQLiteDatabase(path: path)
-        // An 8 MiB page cache (the default is 2 MiB) keeps a 10k-device fan-out and its indexes in memory.
-        try db.execute("PRAGMA cache_size = -8192; PRAGMA temp_store = MEMORY;")
-        try db.migrate(SQLiteStore.migrations)
+    /// Herald's `PRAGMA application_id` ("HRLD"): marks a file as a Herald store.
+    static let applicationID: Int32 = 0x4852_4C44
+    /// Tables that identify a store made before the application id was set.
+    static let coreTables: Set<String> = ["devices", "notifications", "deliveries"]
+
+    /// Opens the store at `path`, creating it only when no file exists; ":memory:" works for tests.
+    ///
+    /// Throws ``StoreError/notAStore(path:reason:)`` for an existing file that is not a Herald store
+    /// (0 bytes, not SQLite, SQLite without Herald's schema), ``StoreError/newerSchema(path:version:supported:)``
+    /// for a store from a newer Herald, and ``StoreError/cannotOpen(path:reason:)`` when the file cannot be
+    /// opened or created. With ``StoreAccess/automatic`` a store whose file or directory is not writable
+    /// opens read-only (see ``readOnlyReason``).
+    public init(path: String, access: StoreAccess = .automatic) throws {
+        self.path = path
+        if path.isEmpty || path == ":memory:" {
+            db = try SQLiteDatabase(path: path)
+            try SQLiteStore.initialize(db)
+            readOnlyReason = access == .readOnly ? "opened read-only" : nil
+            try db.execute("PRAGMA cache_size = -8192; PRAGMA temp_store = MEMORY;")
+            return
+        }
+        if try SQLiteDatabase.inspectFile(atPath: path) == .missing {
+            if access == .readOnly {
+                throw StoreError.cannotOpen(path: path, reason: "no such file (a read-only open creates nothing)")
+            }
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty, FileManager.default.fileExists(atPath: parent), !SQLiteStore.isWritable(parent) {
+                throw StoreError.cannotOpen(
+                    path: path, reason: "no such file, and its directory \(parent) is not writable to create it")
+            }
+            do {
+                _ = try SQLiteDatabase.createAtomically(path: path) { (db) throws(SQLiteError) in
+                    try SQLiteStore.initialize(db)
+                }
+            } catch {
+                throw StoreError.cannotOpen(path: path, reason: "cannot create it: \(error.message)")
+            }
+        }
+        switch try SQLiteDatabase.inspectFile(atPath: path) {
+        case .missing: throw StoreError.cannotOpen(path: path, reason: "the file disappeared while it was opened")
+        case .empty: throw StoreError.notAStore(path: path, reason: "the file is empty (0 bytes)")
+        case .notSQLite: throw StoreError.notAStore(path: path, reason: "the file is not an SQLite database")
+        case .sqlite: break
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let reason = SQLiteStore.readOnlyReason(
+            access: access, fileWritable: SQLiteStore.isWritable(path),
+            directoryWritable: SQLiteStore.isWritable(directory.isEmpty ? "." : directory),
+            directory: directory.isEmpty ? "." : directory)
+        do {
+            db = try SQLiteDatabase(path: path, mode: reason == nil ? .readWrite : .readOnly)
+        } catch {
+            throw SQLiteStore.openError(error, path: path)
+        }
+        readOnlyReason = reason
+        do {
+            try SQLiteStore.verify(db, path: path)
+            if let reason {
+                let current = try db.userVersion
+                if current < SQLiteStore.newestVersion {
+                    throw StoreError.readOnly(
+                        path: path,
+                        refused: "upgrade the store schema from version \(current) to \(SQLiteStore.newestVersion)",
+                        reason: reason)
+                }
+            } else {
+                try db.migrate(SQLiteStore.migrations)
+                if try SQLiteStore.storedApplicationID(db) == 0 {
+                    try db.execute("PRAGMA application_id = \(SQLiteStore.applicationID)")
+                }
+            }
+            // An 8 MiB page cache (the default is 2 MiB) keeps a 10k-device fan-out and its indexes in memory.
+            try db.execute("PRAGMA cache_size = -8192; PRAGMA temp_store = MEMORY;")
+        } catch let error as SQLiteError {
+            db.close()
+            throw SQLiteStore.openError(error, path: path)
+        } catch {
+            db.close()
+            throw error
+        }
+    }
+
+    /// Why an existing store file opens read-only, or nil when it opens read-write (pure: the caller
+    /// supplies what `access(2)` said about the file and its directory).
+    public static func readOnlyReason(
+        access: StoreAccess, fileWritable: Bool, directoryWritable: Bool, directory: String
+    ) -> String? {
+        switch access {
+        case .readOnly: return "opened read-only"
+        case .readWrite: return nil
+        case .automatic:
+            if !fileWritable { return "the file is not writable" }
+            if !directoryWritable {
+                return "its directory \(directory) is not writable, so SQLite cannot create its -wal and -shm files"
+            }
+            return nil
+        }
+    }
+
+    /// The newest schema version this build knows.
+    static var newestVersion: Int { migrations.map(\.version).max() ?? 0 }
+
+    /// Sets up a new, empty database: the application id and every migration.
+    static func initialize(_ db: SQLiteDatabase) throws(SQLiteError) {
+        try db.execute("PRAGMA application_id = \(applicationID)")
+        try db.migrate(migrations)
+    }
+
+    static func storedApplicationID(_ db: SQLiteDatabase) throws -> Int64 {
+        guard case .integer(let id) = try db.queryOne("PRAGMA application_id")?[0] else { return 0 }
+        return id
+    }
+
+    /// `access(path, W_OK)`; root passes it for any file on a writable file system.
+    static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
+
+    /// Refuses a database that is not a Herald store or is newer than this build.
+    static func verify(_ db: SQLiteDatabase, path: String) throws {
+        let id = try storedApplicationID(db)
+        let version = try db.userVersion
+        if id != 0 && id != Int64(applicationID) {
+            throw StoreError.notAStore(
+                path: path, reason: "it is an SQLite database of another application (application_id \(id))")
+        }
+        if id == 0 {
+            // Stores made before the marker existed are recognised by their schema.
+            let tables = Set(
+                try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0.string("name") })
+            guard version >= 1, coreTables.isSubset(of: tables) else {
+                throw StoreError.notAStore(path: path, reason: "it is an SQLite database without Herald's schema")
+            }
+        }
+        if version > newestVersion {
+            throw StoreError.newerSchema(path: path, version: version, supported: newestVersion)
+        }
+    }
+
+    /// Turns an SQLite failure while opening into a store error naming the file.
+    static func openError(_ error: SQLiteError, path: String) -> StoreError {
+        let primary = error.primaryCode
+        if primary == 26 || primary == 11 {  // SQLITE_NOTADB, SQLITE_CORRUPT
+            return .notAStore(path: path, reason: "SQLite cannot read it (\(error.message))")
+        }
+        return .cannotOpen(path: path, reason: error.description)
+    }
+
+    /// Throws ``StoreError/readOnly(path:refused:reason:)`` when this store cannot write.
+    func checkWritable(_ what: String) throws {
+        if let readOnlyReason { throw StoreError.readOnly(path: path, refused: what, reason: readOnlyReason) }
     }
 
     /// Closes the database.
@@ -100,43 +263,54 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func upsertDevice(_ device: Device, now: Date) throws -> UpsertResult {
+        try checkWritable("register a device")
         defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
-        let result = try db.transaction { c in
-            var moved: [String] = []
-            if let address = device.address {
-                let others = try c.query(
-                    "SELECT namespace, device_id, platform FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
-                    [.text(address), .text(device.namespace), .text(device.deviceId), .text(device.platform)])
-                for o in others {
-                    moved.append(
-                        "\(o.string("namespace") ?? "")/\(o.string("device_id") ?? "")/\(o.string("platform") ?? "")")
-                }
-                try c.run(
-                    "DELETE FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
-                    [.text(address), .text(device.namespace), .text(device.deviceId), .text(device.platform)])
+        return try db.transaction { c in try SQLiteStore.upsert(device, now: now, c) }
+    }
+
+    /// See ``HeraldStore``: every device in one transaction, so a failure stores none of them.
+    public func upsertDevices(_ devices: [Device], now: Date) throws -> [UpsertResult] {
+        guard !devices.isEmpty else { return [] }
+        try checkWritable("register devices")
+        defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
+        return try db.transaction { c in try devices.map { try SQLiteStore.upsert($0, now: now, c) } }
+    }
+
+    static func upsert(_ device: Device, now: Date, _ c: SQLiteConnection) throws -> UpsertResult {
+        var moved: [String] = []
+        if let address = device.address {
+            let others = try c.query(
+                "SELECT namespace, device_id, platform FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
+                [.text(address), .text(device.namespace), .text(device.deviceId), .text(device.platform)])
+            for o in others {
+                moved.append(
+                    "\(o.string("namespace") ?? "")/\(o.string("device_id") ?? "")/\(o.string("platform") ?? "")")
             }
-            let existing = try c.queryOne(
-                "SELECT created_at FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
-                [.text(device.namespace), .text(device.deviceId), .text(device.platform)])
             try c.run(
-                """
-                INSERT INTO devices(namespace, device_id, platform, address, fields, created_at, updated_at)
-                VALUES(?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(namespace, device_id, platform) DO UPDATE SET
-                  address = excluded.address, fields = excluded.fields, updated_at = excluded.updated_at
-                """,
-                [
-                    .text(device.namespace), .text(device.deviceId), .text(device.platform),
-                    SQLiteStore.text(device.address), .text(JSONValue.object(device.fields).canonicalString),
-                    SQLiteStore.ms(now), SQLiteStore.ms(now),
-                ])
-            return UpsertResult(created: existing == nil, moved: moved)
+                "DELETE FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
+                [.text(address), .text(device.namespace), .text(device.deviceId), .text(device.platform)])
         }
-        return result
+        let existing = try c.queryOne(
+            "SELECT created_at FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
+            [.text(device.namespace), .text(device.deviceId), .text(device.platform)])
+        try c.run(
+            """
+            INSERT INTO devices(namespace, device_id, platform, address, fields, created_at, updated_at)
+            VALUES(?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(namespace, device_id, platform) DO UPDATE SET
+              address = excluded.address, fields = excluded.fields, updated_at = excluded.updated_at
+            """,
+            [
+                .text(device.namespace), .text(device.deviceId), .text(device.platform),
+                SQLiteStore.text(device.address), .text(JSONValue.object(device.fields).canonicalString),
+                SQLiteStore.ms(now), SQLiteStore.ms(now),
+            ])
+        return UpsertResult(created: existing == nil, moved: moved)
     }
 
     /// See ``HeraldStore``.
     public func removeDevice(namespace: String, deviceId: String, platform: String?) throws -> Int {
+        try checkWritable("remove a device")
         defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
         return try db.withConnection { c in
             if let platform {
@@ -153,6 +327,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func removeDevice(namespace: String, address: String) throws -> Int {
+        try checkWritable("remove a device")
         defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
         return try db.withConnection { c in
             try c.run("DELETE FROM devices WHERE namespace = ? AND address = ?", [.text(namespace), .text(address)])
@@ -198,14 +373,19 @@ public final class SQLiteStore: HeraldStore {
     public func insertNotification(
         _ notification: ChannelAPI.Notification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
     ) throws {
+        try checkWritable("store a notification")
         try db.transaction { c in
-            try c.run(
-                "INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at) VALUES(?, ?, ?, ?, ?, ?, ?)",
-                [
-                    .text(notification.id), .text(notification.namespace), .text(notification.type),
-                    SQLiteStore.text(notification.collapseTag), .text(notification.json.canonicalString),
-                    .text(JSONValue.array(steps.map(\.json)).canonicalString), SQLiteStore.ms(now),
-                ])
+            do {
+                try c.run(
+                    "INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at) VALUES(?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        .text(notification.id), .text(notification.namespace), .text(notification.type),
+                        SQLiteStore.text(notification.collapseTag), .text(notification.json.canonicalString),
+                        .text(JSONValue.array(steps.map(\.json)).canonicalString), SQLiteStore.ms(now),
+                    ])
+            } catch let error as SQLiteError where error.isConstraintViolation {
+                throw StoreError.duplicateNotification(notification.id)
+            }
             // Multi-row INSERTs (64 rows a statement) cut the per-statement cost of large fan-outs.
             let batch = 64
             var start = 0
@@ -254,45 +434,92 @@ public final class SQLiteStore: HeraldStore {
     public func claimPending(
         notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date
     ) throws -> [DeliveryRecord] {
-        try db.transaction { c in
-            try c.query(
-                """
-                UPDATE deliveries SET lease_owner = ?, lease_until = ?
-                WHERE notification_id = ? AND step = ? AND channel = ? AND state = 'pending'
-                  AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)
-                RETURNING *
-                """,
-                [
-                    .text(owner), SQLiteStore.ms(until), .text(notificationId), .integer(Int64(step)), .text(channel),
-                    .text(owner), SQLiteStore.ms(now),
-                ]
-            ).map(SQLiteStore.decodeDelivery)
+        try checkWritable("claim deliveries")
+        return try writing("claim deliveries") {
+            try db.transaction { c in
+                let claimed = try c.query(
+                    """
+                    UPDATE deliveries SET lease_owner = ?, lease_until = ?
+                    WHERE notification_id = ? AND step = ? AND channel = ? AND state = 'pending'
+                      AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)
+                    RETURNING *
+                    """,
+                    [
+                        .text(owner), SQLiteStore.ms(until), .text(notificationId), .integer(Int64(step)),
+                        .text(channel), .text(owner), SQLiteStore.ms(now),
+                    ]
+                ).map(SQLiteStore.decodeDelivery)
+                try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
+                return claimed
+            }
         }
     }
 
     /// See ``HeraldStore``.
     public func claimDue(owner: String, until: Date, now: Date, limit: Int) throws -> [DeliveryRecord] {
-        try db.transaction { c in
-            try c.query(
+        try checkWritable("claim due retries")
+        return try writing("claim due retries") {
+            try db.transaction { c in
+                let claimed = try c.query(
+                    """
+                    UPDATE deliveries SET lease_owner = ?, lease_until = ?
+                    WHERE id IN (
+                      SELECT id FROM deliveries WHERE state = 'retry' AND next_attempt_at <= ?
+                        AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)
+                      ORDER BY next_attempt_at LIMIT ?)
+                    RETURNING *
+                    """,
+                    [
+                        .text(owner), SQLiteStore.ms(until), SQLiteStore.ms(now), .text(owner), SQLiteStore.ms(now),
+                        .integer(Int64(limit)),
+                    ]
+                ).map(SQLiteStore.decodeDelivery)
+                try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
+                return claimed
+            }
+        }
+    }
+
+    /// Inside a claim's transaction, makes the writes that recording the claimed rows' results will
+    /// make (their rows, the retry index, the attempts table) and rolls them back, so a store that
+    /// could not record a result fails the claim and nothing is sent that cannot be recorded.
+    static func rehearseRecord(_ ids: [String], until: Date, now: Date, _ c: SQLiteConnection) throws {
+        guard !ids.isEmpty else { return }
+        let list = SQLiteValue.text(JSONValue.array(ids.map { .string($0) }).canonicalString)
+        try c.execute("SAVEPOINT rehearse_record")
+        do {
+            try c.run(
                 """
-                UPDATE deliveries SET lease_owner = ?, lease_until = ?
-                WHERE id IN (
-                  SELECT id FROM deliveries WHERE state = 'retry' AND next_attempt_at <= ?
-                    AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)
-                  ORDER BY next_attempt_at LIMIT ?)
-                RETURNING *
-                """,
-                [
-                    .text(owner), SQLiteStore.ms(until), SQLiteStore.ms(now), .text(owner), SQLiteStore.ms(now),
-                    .integer(Int64(limit)),
-                ]
-            ).map(SQLiteStore.decodeDelivery)
+                UPDATE deliveries SET state = CASE state WHEN 'retry' THEN 'failed' ELSE 'retry' END,
+                  attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
+                WHERE id IN (SELECT value FROM json_each(?))
+                """, [ms(until), ms(now), list])
+            try c.run(
+                """
+                INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason)
+                SELECT id, attempts, ?, 'rehearsal', NULL, NULL FROM deliveries WHERE id IN (SELECT value FROM json_each(?))
+                """, [ms(now), list])
+        } catch {
+            try? c.execute("ROLLBACK TO rehearse_record; RELEASE rehearse_record")
+            throw error
+        }
+        try c.execute("ROLLBACK TO rehearse_record; RELEASE rehearse_record")
+    }
+
+    /// Runs a write the outbox depends on; an SQLite failure becomes ``StoreError/writeFailed(operation:detail:)``
+    /// naming this store's file.
+    func writing<T>(_ operation: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            throw StoreError.writeFailed(operation: operation, detail: "\(path): \(error)")
         }
     }
 
     /// See ``HeraldStore``.
     public func suppress(deliveryIds: [String], reason: String, now: Date) throws {
         guard !deliveryIds.isEmpty else { return }
+        try checkWritable("record suppressed deliveries")
         try db.transaction { c in
             for id in deliveryIds {
                 try c.run(
@@ -305,12 +532,17 @@ public final class SQLiteStore: HeraldStore {
     /// See ``HeraldStore``.
     public func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
         guard !attempts.isEmpty else { return [] }
+        try checkWritable("record delivery results")
         defer {
             if attempts.contains(where: { $0.removeDevice != nil }) {
                 deviceGeneration.add(1, ordering: .sequentiallyConsistent)
             }
         }
-        return try db.transaction { c in
+        return try writing("record delivery results") { try recordAttempts(attempts, now: now) }
+    }
+
+    private func recordAttempts(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
+        try db.transaction { c in
             var removed: [Device] = []
             for a in attempts {
                 let details =
@@ -367,6 +599,8 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func releaseLeases(ownedBy owners: [String]) throws {
+        guard !owners.isEmpty else { return }
+        try checkWritable("release the leases of stopped processes")
         try db.transaction { c in
             for o in owners {
                 try c.run(
@@ -402,7 +636,8 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent {
-        try db.transaction { c in
+        try checkWritable("record an event")
+        return try db.transaction { c in
             guard try c.queryOne("SELECT 1 FROM notifications WHERE id = ?", [.text(event.notificationId)]) != nil
             else {
                 throw StoreError.unknownNotification(event.notificationId)
@@ -465,7 +700,8 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func purge(before date: Date) throws -> Int {
-        try db.transaction { c in
+        try checkWritable("purge old history")
+        return try db.transaction { c in
             try c.run(
                 """
                 DELETE FROM notifications WHERE created_at < ? AND NOT EXISTS (
@@ -479,11 +715,16 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func channelState(_ channel: String) -> any ChannelStateStore {
-        SQLiteChannelState(db: db, channel: channel)
+        SQLiteChannelState(
+            db: db, channel: channel,
+            readOnly: readOnlyReason.map {
+                StoreError.readOnly(path: path, refused: "save the state of channel \(channel)", reason: $0)
+            })
     }
 
     /// See ``HeraldStore``.
     public func addBadgeTag(namespace: String, tag: String, now: Date) throws {
+        try checkWritable("update the badge count")
         try db.run(
             "INSERT INTO badge_tags(namespace, tag, at) VALUES(?, ?, ?) ON CONFLICT(namespace, tag) DO UPDATE SET at = excluded.at",
             [.text(namespace), .text(tag), SQLiteStore.ms(now)])
@@ -498,6 +739,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func clearBadge(namespace: String) throws {
+        try checkWritable("clear the badge count")
         try db.run("DELETE FROM badge_tags WHERE namespace = ?", [.text(namespace)])
     }
 
@@ -506,7 +748,8 @@ public final class SQLiteStore: HeraldStore {
         throws
         -> Set<String>
     {
-        try db.transaction { c in
+        try checkWritable("update cooldowns")
+        return try db.transaction { c in
             var hits: Set<String> = []
             for (key, window) in keys {
                 let row = try c.queryOne(
@@ -530,6 +773,8 @@ public final class SQLiteStore: HeraldStore {
 struct SQLiteChannelState: ChannelStateStore {
     let db: SQLiteDatabase
     let channel: String
+    /// Thrown by every write when the store is read-only.
+    var readOnly: StoreError?
 
     func value(forKey key: String) throws -> [UInt8]? {
         try db.query("SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])
@@ -538,6 +783,7 @@ struct SQLiteChannelState: ChannelStateStore {
     }
 
     func setValue(_ value: [UInt8]?, forKey key: String) throws {
+        if let readOnly { throw readOnly }
         if let value {
             try db.run(
                 "INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at) VALUES(?, ?, ?, ?)",
@@ -548,7 +794,8 @@ struct SQLiteChannelState: ChannelStateStore {
     }
 
     func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
-        try db.transaction { c in
+        if let readOnly { throw readOnly }
+        return try db.transaction { c in
             let current = try c.queryOne(
                 "SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])?.blob(
                     "value")

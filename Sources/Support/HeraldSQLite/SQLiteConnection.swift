@@ -83,6 +83,11 @@ public final class SQLiteConnection {
         return Int(sqlite3_changes(handle))
     }
 
+    /// `true` when the main database of this connection cannot be written (`sqlite3_db_readonly`).
+    public var isReadOnly: Bool {
+        get throws(SQLiteError) { sqlite3_db_readonly(try open(), "main") == 1 }
+    }
+
     /// How many prepared statements are currently cached (for tests and diagnostics).
     public var cachedStatementCount: Int { statements.count }
 

@@ -2,6 +2,28 @@ import CSQLite
 import Foundation
 import Synchronization
 
+/// How ``SQLiteDatabase/init(path:mode:busyTimeoutMilliseconds:)`` opens its file.
+public enum SQLiteOpenMode: Sendable, Equatable {
+    /// Read and write, creating the file (and its directory) when missing.
+    case readWriteCreate
+    /// Read and write an existing file; a missing file is an error.
+    case readWrite
+    /// Read an existing file; every write fails with `SQLITE_READONLY`.
+    case readOnly
+}
+
+/// What ``SQLiteDatabase/inspectFile(atPath:)`` found at a path.
+public enum SQLiteFileKind: Sendable, Equatable {
+    /// No file.
+    case missing
+    /// A file of 0 bytes.
+    case empty
+    /// A file that does not start with the SQLite header (or is not a regular file).
+    case notSQLite
+    /// A file that starts with the SQLite header.
+    case sqlite
+}
+
 /// A SQLite database file (or `":memory:"`) behind one connection, safe to share between tasks.
 ///
 /// Every operation takes an internal `Mutex`, so calls are serialised; the connection is opened with
@@ -18,23 +40,34 @@ public final class SQLiteDatabase: Sendable {
     private let owner = Atomic<UInt>(0)
     private let box: ConnectionBox
 
-    /// Opens (creating) the file; `":memory:"` allowed. Sets `journal_mode=WAL` (for files),
-    /// `synchronous=NORMAL`, `foreign_keys=ON` and `busy_timeout` (default 5000 ms).
-    /// Creates the parent directory if it is missing.
-    public init(path: String, busyTimeoutMilliseconds: Int = 5000) throws(SQLiteError) {
+    /// Opens the file; `":memory:"` allowed. With ``SQLiteOpenMode/readWriteCreate`` (the default) a
+    /// missing file is created (and its parent directory); with ``SQLiteOpenMode/readWrite`` and
+    /// ``SQLiteOpenMode/readOnly`` a missing file is an error. Sets `journal_mode=WAL` (for writable
+    /// files), `synchronous=NORMAL`, `foreign_keys=ON` and `busy_timeout` (default 5000 ms).
+    ///
+    /// A read-only open never writes: a WAL file that cannot get its `-shm` index (the directory is not
+    /// writable) is opened `immutable` when it has no `-wal` file waiting to be checkpointed.
+    public init(path: String, mode: SQLiteOpenMode = .readWriteCreate, busyTimeoutMilliseconds: Int = 5000)
+        throws(SQLiteError)
+    {
         self.path = path
         let inMemory = path.isEmpty || path == ":memory:"
-        if !inMemory {
+        if !inMemory && mode == .readWriteCreate {
             try Self.createParentDirectory(of: path)
         }
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
-        guard rc == SQLITE_OK, let handle else {
-            let message = handle.map { SQLiteConnection.message($0) } ?? String(cString: sqlite3_errstr(rc))
-            let code = handle.map { SQLiteConnection.extendedCode($0, fallback: rc) } ?? rc
-            sqlite3_close_v2(handle)
-            throw SQLiteError(code: code, call: "sqlite3_open_v2", message: "\(message) (path: \(path))")
+        if mode == .readOnly && !inMemory {
+            handle = try Self.openReadOnly(path)
+        } else {
+            var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
+            if mode == .readWriteCreate { flags |= SQLITE_OPEN_CREATE }
+            let rc = sqlite3_open_v2(path, &handle, flags, nil)
+            guard rc == SQLITE_OK, handle != nil else {
+                throw Self.openFailure(handle, rc, path: path)
+            }
+        }
+        guard let handle else {
+            throw SQLiteError(code: SQLITE_CANTOPEN, call: "sqlite3_open_v2", message: "no handle (path: \(path))")
         }
         sqlite3_extended_result_codes(handle, 1)
         let timeout = Int32(clamping: max(0, busyTimeoutMilliseconds))
@@ -47,7 +80,7 @@ public final class SQLiteDatabase: Sendable {
             throw error
         }
         do throws(SQLiteError) {
-            if !inMemory {
+            if !inMemory && mode != .readOnly {
                 let mode = try connection.queryOne("PRAGMA journal_mode=WAL")?.string("journal_mode") ?? ""
                 if mode.lowercased() != "wal" {
                     throw SQLiteError(
@@ -65,6 +98,77 @@ public final class SQLiteDatabase: Sendable {
 
     deinit {
         box.connection?.close()
+    }
+
+    /// `true` when the connection cannot write (opened ``SQLiteOpenMode/readOnly``, or SQLite found the
+    /// file or its directory read-only).
+    public var isReadOnly: Bool {
+        get throws {
+            try lockedTyped { (connection) throws(SQLiteError) in try connection.isReadOnly }
+        }
+    }
+
+    /// What is at `path` before it is opened: nothing, an empty file, a file that is not SQLite (its
+    /// first 16 bytes are not `"SQLite format 3\0"`), or an SQLite database file.
+    public static func inspectFile(atPath path: String) throws(SQLiteError) -> SQLiteFileKind {
+        var info = stat()
+        if stat(path, &info) != 0 {
+            let code = errno
+            if code == ENOENT { return .missing }
+            throw SQLiteError(
+                code: SQLITE_CANTOPEN, call: "stat",
+                message: "cannot inspect \(path): \(String(cString: strerror(code)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return .notSQLite }
+        if info.st_size == 0 { return .empty }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw SQLiteError(code: SQLITE_CANTOPEN, call: "open", message: "cannot read \(path)")
+        }
+        defer { try? handle.close() }
+        let header: Data
+        do {
+            header = try handle.read(upToCount: 16) ?? Data()
+        } catch {
+            throw SQLiteError(
+                code: SQLITE_IOERR, call: "read", message: "cannot read \(path): \(error.localizedDescription)")
+        }
+        return Array(header) == Array("SQLite format 3\0".utf8) ? .sqlite : .notSQLite
+    }
+
+    /// Creates a new database at `path` without ever exposing a half-made file: `initialize` runs on a
+    /// temporary file in the same directory, which is closed (checkpointing its WAL) and then linked to
+    /// `path`. Returns `false` when another process created `path` first (the temporary file is then
+    /// discarded and the caller opens the existing one).
+    public static func createAtomically(
+        path: String, _ initialize: (SQLiteDatabase) throws(SQLiteError) -> Void
+    ) throws(SQLiteError) -> Bool {
+        try createParentDirectory(of: path)
+        let temporary = "\(path).creating-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
+        }
+        do {
+            let database = try SQLiteDatabase(path: temporary)
+            try initialize(database)
+            database.close()
+        }
+        if link(temporary, path) == 0 { return true }
+        let code = errno
+        if code == EEXIST { return false }
+        // A file system without hard links: rename, unless someone else got there first.
+        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS else {
+            throw SQLiteError(
+                code: SQLITE_CANTOPEN, call: "link",
+                message: "cannot create \(path): \(String(cString: strerror(code)))")
+        }
+        if FileManager.default.fileExists(atPath: path) { return false }
+        guard rename(temporary, path) == 0 else {
+            let renameCode = errno
+            throw SQLiteError(
+                code: SQLITE_CANTOPEN, call: "rename",
+                message: "cannot create \(path): \(String(cString: strerror(renameCode)))")
+        }
+        return true
     }
 
     /// Runs `body` with exclusive use of the connection. Calls are serialised by an internal `Mutex`;
@@ -250,6 +354,48 @@ public final class SQLiteDatabase: Sendable {
     private func lockedTyped<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         let result = try locked { connection in Result { () throws(SQLiteError) -> T in try body(connection) } }
         return try result.get()
+    }
+
+    private static func openFailure(_ handle: OpaquePointer?, _ rc: Int32, path: String) -> SQLiteError {
+        let message = handle.map { SQLiteConnection.message($0) } ?? String(cString: sqlite3_errstr(rc))
+        let code = handle.map { SQLiteConnection.extendedCode($0, fallback: rc) } ?? rc
+        sqlite3_close_v2(handle)
+        return SQLiteError(code: code, call: "sqlite3_open_v2", message: "\(message) (path: \(path))")
+    }
+
+    /// Opens `path` read-only (`mode=ro`); when its WAL index cannot be created (read-only directory)
+    /// and no `-wal` file holds unmerged pages, opens it `immutable=1` instead.
+    private static func openReadOnly(_ path: String) throws(SQLiteError) -> OpaquePointer {
+        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
+        var lastError = SQLiteError(code: SQLITE_CANTOPEN, call: "sqlite3_open_v2", message: "(path: \(path))")
+        for parameters in ["mode=ro", "mode=ro&immutable=1"] {
+            if parameters.contains("immutable"), FileManager.default.fileExists(atPath: path + "-wal") { break }
+            var handle: OpaquePointer?
+            let rc = sqlite3_open_v2("file:\(uriEscaped(path))?\(parameters)", &handle, flags, nil)
+            guard rc == SQLITE_OK, let handle else {
+                lastError = openFailure(handle, rc, path: path)
+                continue
+            }
+            // Opening is lazy: read the schema now so a missing WAL index shows here.
+            let probe = sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
+            if probe == SQLITE_OK { return handle }
+            lastError = openFailure(handle, probe, path: path)
+        }
+        throw lastError
+    }
+
+    /// Percent-escapes what an SQLite URI file name cannot hold literally.
+    static func uriEscaped(_ path: String) -> String {
+        var out = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x21, 0x7F...:
+                out += String(format: "%%%02X", byte)
+            default:
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return out
     }
 
     private static func createParentDirectory(of path: String) throws(SQLiteError) {
