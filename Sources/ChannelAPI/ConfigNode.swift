@@ -60,10 +60,16 @@ public struct ConfigNode: Sendable {
         return try expand(s.value)
     }
 
-    /// An integer scalar.
+    /// An integer scalar (a 64-bit signed integer; larger numbers are an error, never a trap).
     public func int(_ what: String = "value") throws(ConfigError) -> Int {
         let s = try string(what)
-        guard let v = Int(s) else { throw error("\(what) must be an integer, got \"\(s)\"") }
+        guard let v = Int(s) else {
+            let digits = s.hasPrefix("-") || s.hasPrefix("+") ? s.dropFirst() : Substring(s)
+            if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                throw error("\(what) is out of range: \(s) does not fit a 64-bit integer")
+            }
+            throw error("\(what) must be an integer, got \"\(s)\"")
+        }
         return v
     }
 
@@ -84,14 +90,22 @@ public struct ConfigNode: Sendable {
         }
     }
 
-    /// A duration: `500ms`, `10s`, `5m`, `1h`, `2d`, or a bare number of seconds.
+    /// A duration: `500ms`, `10s`, `5m`, `1h`, `2d`, or a bare number of seconds; at most
+    /// ``maximumDuration``. Negative, infinite, NaN and too-large values are errors at this node.
     public func duration(_ what: String = "value") throws(ConfigError) -> Duration {
         let s = try string(what)
-        guard let d = ConfigNode.parseDuration(s) else {
+        switch ConfigNode.readDuration(s) {
+        case .value(let d): return d
+        case .outOfRange:
+            throw error("\(what) is out of range: \(s) is longer than the maximum of 36500d (100 years)")
+        case .invalid:
             throw error("\(what) must be a duration like 500ms, 10s, 5m, 1h, got \"\(s)\"")
         }
-        return d
     }
+
+    /// The longest duration a config may give (100 years, `36500d`): every duration stays far from
+    /// the limits of `Int64` milliseconds and of `Date`, so later arithmetic cannot overflow.
+    public static let maximumDuration: Duration = .seconds(36_500 * 86_400)
 
     /// A file path: `~` expands to `$HOME`; relative paths resolve against ``baseDirectory``.
     public func path(_ what: String = "value") throws(ConfigError) -> String {
@@ -154,17 +168,40 @@ public struct ConfigNode: Sendable {
         return out
     }
 
-    /// Parses `500ms`, `10s`, `5m`, `1h`, `2d` or a bare number of seconds.
+    /// Parses `500ms`, `10s`, `5m`, `1h`, `2d` or a bare number of seconds; nil for anything else,
+    /// including negative, non-finite and longer-than-``maximumDuration`` values.
     public static func parseDuration(_ s: String) -> Duration? {
+        if case .value(let d) = readDuration(s) { return d }
+        return nil
+    }
+
+    enum DurationReading: Equatable {
+        case value(Duration)
+        case invalid
+        case outOfRange
+    }
+
+    static func readDuration(_ s: String) -> DurationReading {
         let t = s.trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        for (suffix, factor) in units where t.hasSuffix(suffix) {
-            let num = t.dropLast(suffix.count)
-            guard let v = Double(num), v >= 0, v.isFinite, !num.isEmpty else { return nil }
-            return .milliseconds(Int64((v * factor * 1000).rounded()))
+        var number = Substring(t)
+        var factor = 1.0
+        for (suffix, f) in units where t.hasSuffix(suffix) {
+            number = t.dropLast(suffix.count)
+            factor = f
+            break
         }
-        if let v = Double(t), v >= 0, v.isFinite { return .milliseconds(Int64((v * 1000).rounded())) }
-        return nil
+        // Digits, one optional '.', an optional exponent: no sign, no hex, no "nan"/"inf" words.
+        guard !number.isEmpty, number.first.map({ $0.isASCII && ($0.isNumber || $0 == ".") }) == true,
+            number.allSatisfy({
+                $0.isASCII && ($0.isNumber || $0 == "." || $0 == "e" || $0 == "E" || $0 == "+" || $0 == "-")
+            }),
+            let v = Double(number), v >= 0
+        else { return .invalid }
+        let ms = v * factor * 1000
+        // Compared in Double before any conversion: an infinite or huge product never reaches Int64.
+        guard ms.isFinite, ms <= Double(maximumDuration.milliseconds) else { return .outOfRange }
+        return .value(.milliseconds(Int64(ms.rounded())))
     }
 
     /// Resolves `~` and relative paths.

@@ -141,7 +141,9 @@ struct HeraldCLI {
             try args.allow(["format", "until-empty", "timeout"])
             var timeout: Duration?
             if let t = args.value("timeout") {
-                guard let s = Double(t), s >= 0 else { throw UsageError("--timeout must be a number of seconds") }
+                guard let s = Double(t), s >= 0, s <= ConfigNode.maximumDuration.timeInterval else {
+                    throw UsageError("--timeout must be a number of seconds (at most 36500 days)")
+                }
                 timeout = .milliseconds(Int64(s * 1000))
             }
             return try await withRouter(args) { router in

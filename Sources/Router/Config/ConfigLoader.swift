@@ -15,14 +15,76 @@ public enum ConfigLoader {
     public static func load(
         path: String, environment: [String: String] = ProcessInfo.processInfo.environment, registry: ChannelRegistry
     ) throws(ConfigError) -> HeraldConfig {
-        let text: String
+        let bytes: [UInt8]
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
             throw ConfigError(file: path, mark: nil, "cannot read config file: \(error.localizedDescription)")
         }
+        let text = try decodeUTF8(bytes, file: path)
         let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try parse(text, file: path, baseDirectory: base, environment: environment, registry: registry)
+    }
+
+    /// Decodes config bytes as UTF-8 (a leading byte-order mark is allowed); anything else is a
+    /// ``ConfigError`` at the line and column of the first byte that is not valid UTF-8.
+    public static func decodeUTF8(_ bytes: [UInt8], file: String) throws(ConfigError) -> String {
+        let body = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        if let mark = firstInvalidUTF8(body) {
+            throw ConfigError(
+                file: file, mark: mark.mark,
+                "the config is not valid UTF-8: byte 0x\(String(mark.byte, radix: 16, uppercase: true)) at byte offset \(mark.offset + bytes.count - body.count)"
+            )
+        }
+        return String(decoding: body, as: UTF8.self)
+    }
+
+    /// The first byte of `bytes` that does not start a valid UTF-8 sequence (a bad lead byte, or the
+    /// lead byte of a truncated, overlong or surrogate sequence): its offset, value and 1-based line
+    /// and column (the column counts characters, as YAML positions do).
+    static func firstInvalidUTF8(_ bytes: [UInt8]) -> (offset: Int, byte: UInt8, mark: YAMLMark)? {
+        var line = 1
+        var column = 1
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            let length: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch b {
+            case 0x00...0x7F: length = 1
+            case 0xC2...0xDF: length = 2
+            case 0xE0:
+                length = 3
+                low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED:
+                length = 3
+                high = 0x9F
+            case 0xF0:
+                length = 4
+                low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4:
+                length = 4
+                high = 0x8F
+            default: return (i, b, YAMLMark(line: line, column: column))
+            }
+            for k in 1..<length {
+                guard i + k < bytes.count else { return (i, b, YAMLMark(line: line, column: column)) }
+                let c = bytes[i + k]
+                let (lo, hi) = k == 1 ? (low, high) : (UInt8(0x80), UInt8(0xBF))
+                guard c >= lo, c <= hi else { return (i, b, YAMLMark(line: line, column: column)) }
+            }
+            if b == 0x0A {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
+            i += length
+        }
+        return nil
     }
 
     /// Parses config text. `file` is used in error positions; relative paths resolve against `baseDirectory`.

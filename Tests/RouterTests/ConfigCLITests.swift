@@ -1,0 +1,93 @@
+import ChannelAPI
+import Foundation
+import RouterTesting
+import Synchronization
+import Testing
+
+/// The real `herald` binary on configs with out-of-range numbers and bad bytes, offline validation,
+/// and registration warnings.
+@Suite(.serialized) struct ConfigCLITests {
+    static let good =
+        "version: 1\nstore: { path: ./herald.db }\nchannels:\n  c: { type: log, path: ./out.jsonl }\nroutes:\n  default:\n    - deliver: [c]\n"
+
+    @Test(arguments: [
+        ("    retry: { initial: 99999999999999999999 }", 5, 23),
+        ("    retry: { max: 18446744073709551616 }", 5, 19),
+        ("    timeout: 1e300s", 5, 14),
+    ])
+    func validateReportsOutOfRangeNumbers(_ line: String, _ row: Int, _ column: Int) throws {
+        let yaml =
+            "version: 1\nstore: { path: ./herald.db }\nchannels:\n  c:\n\(line)\n    type: log\nroutes:\n  default:\n    - deliver: [c]\n"
+        let cli = try CLI(configText: yaml)
+        let r = try cli.run(["validate"])
+        #expect(r.code == 65, "\(r.stderr)")
+        #expect(r.stderr.contains("herald.yaml:\(row):\(column): "), "\(r.stderr)")
+        #expect(r.stderr.contains("out of range"), "\(r.stderr)")
+    }
+
+    @Test func validateReportsTheFirstByteThatIsNotUTF8() throws {
+        let cli = try CLI(configText: "")
+        var bytes = Array("version: 1\nstore: { path: ./herald.db } # d".utf8)
+        bytes += [0xE9, 0x6A, 0xE0, 0x20]  // "déjà " in Latin-1
+        bytes += Array("\nchannels:\n  c: { type: log }\nroutes:\n  default:\n    - deliver: [c]\n".utf8)
+        _ = FileManager.default.createFile(atPath: cli.config, contents: Data(bytes))
+        let r = try cli.run(["validate"])
+        #expect(r.code == 65)
+        #expect(r.stderr.contains("herald.yaml:2:33: the config is not valid UTF-8: byte 0xE9"), "\(r.stderr)")
+    }
+
+    @Test func sighupWithAnOutOfRangeNumberKeepsTheWorkerRunning() async throws {
+        let cli = try CLI(configText: Self.good)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLI.binary)
+        p.arguments = ["run", "-c", cli.config]
+        var env = ProcessInfo.processInfo.environment
+        env["HERALD_HOME"] = cli.home
+        p.environment = env
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = Pipe()
+        let collected = Mutex("")
+        err.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            collected.withLock { $0 += text }
+        }
+        try p.run()
+        func waitFor(_ text: String, count: Int = 1) async throws -> String {
+            for _ in 0..<400 {
+                let seen = collected.withLock { $0 }
+                if seen.components(separatedBy: text).count > count { return seen }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return collected.withLock { $0 }
+        }
+        #expect(try await waitFor("running").contains("running"))
+        let broken = [
+            "    retry: { initial: 99999999999999999999 }", "    retry: { max: 18446744073709551616 }",
+            "    timeout: 1e300s",
+        ]
+        for (i, line) in broken.enumerated() {
+            let yaml =
+                "version: 1\nstore: { path: ./herald.db }\nchannels:\n  c:\n    type: log\n\(line)\nroutes:\n  default:\n    - deliver: [c]\n"
+            try yaml.write(toFile: cli.config, atomically: true, encoding: .utf8)
+            kill(p.processIdentifier, SIGHUP)
+            let seen = try await waitFor("reload refused", count: i + 1)
+            #expect(seen.components(separatedBy: "reload refused").count == i + 2, "\(seen)")
+            #expect(p.isRunning, "herald run died on SIGHUP with \(line)")
+        }
+        #expect(collected.withLock { $0 }.contains("herald.yaml:6:14: timeout is out of range"))
+        try Self.good.write(toFile: cli.config, atomically: true, encoding: .utf8)
+        kill(p.processIdentifier, SIGHUP)
+        #expect(try await waitFor("reloaded").contains("herald: reloaded"))
+        kill(p.processIdentifier, SIGTERM)
+        for _ in 0..<400 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        if p.isRunning {
+            Issue.record("herald run did not stop on SIGTERM")
+            kill(p.processIdentifier, SIGKILL)
+        }
+        p.waitUntilExit()
+        err.fileHandleForReading.readabilityHandler = nil
+        #expect(p.terminationReason == .exit)
+        #expect(p.terminationStatus == 0)
+    }
+}
