@@ -80,21 +80,33 @@ public final class Router: Sendable {
 
     // MARK: Devices
 
-    /// Validates a device (generic rules, then every channel that serves its platform) and upserts it.
-    /// Throws ``ValidationError`` naming the field; nothing is stored then.
+    /// Validates a device (generic rules, then every channel that will serve it: the enabled
+    /// channels of its namespace's route that serve its platform) and upserts it. Throws
+    /// ``ValidationError`` naming the field when one of them refuses it; nothing is stored then.
+    /// A device that no channel serves is stored with an `unreachable` warning in the result.
     @discardableResult
-    public func register(_ device: Device) async throws -> UpsertResult {
+    public func register(_ device: Device) async throws -> RegistrationResult {
         try Device.validate(device)
-        let serving = currentGraph.channelsServing(device.platform)
-        guard !serving.isEmpty else {
-            throw ValidationError(field: "platform", "no channel in the config serves platform '\(device.platform)'")
-        }
+        let g = currentGraph
+        let reach = Planner.reach(of: device, config: g.config)
+        let serving = reach.channels.compactMap { g.channels[$0] }
         var checked = device
-        for (_, channel) in serving { checked = try await channel.validateRegistration(checked) }
+        for channel in serving { checked = try await channel.validateRegistration(checked) }
         let result = try store.upsertDevice(checked, now: options.clock.now())
-        for (_, channel) in serving { await channel.didRegister(checked) }
-        return result
+        for channel in serving { await channel.didRegister(checked) }
+        let warnings = reach.unreachableReason.map {
+            [
+                RegistrationWarning(
+                    code: .unreachable, device: "\(device.namespace)/\(device.deviceId) (\(device.platform))",
+                    message: $0)
+            ]
+        }
+        return RegistrationResult(
+            created: result.created, moved: result.moved, channels: reach.channels, warnings: warnings ?? [])
     }
+
+    /// The channels that will serve `device` under the config in force, or why none will.
+    public func reach(of device: Device) -> DeviceReach { Planner.reach(of: device, config: currentGraph.config) }
 
     /// Unregisters by id (every platform when `platform` is nil). Returns how many were removed.
     @discardableResult

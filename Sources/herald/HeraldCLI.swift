@@ -250,11 +250,14 @@ struct HeraldCLI {
                 var results: [JSONValue] = []
                 for d in devices {
                     let r = try await router.register(d)
+                    for w in r.warnings { eprint("herald: \(w.description)") }
                     results.append(
                         .object([
                             "namespace": .string(d.namespace), "deviceId": .string(d.deviceId),
                             "platform": .string(d.platform),
                             "created": .bool(r.created), "moved": .array(r.moved.map { .string($0) }),
+                            "channels": .array(r.channels.map { .string($0) }),
+                            "warnings": .array(r.warnings.map { .string($0.description) }),
                         ]))
                     if format != "json" {
                         print("\(r.created ? "registered" : "updated") \(d.namespace)/\(d.deviceId) (\(d.platform))")
@@ -268,11 +271,20 @@ struct HeraldCLI {
             return try await withRouter(args) { router in
                 let list = try router.devices(namespace: args.value("namespace"))
                 if format == "json" {
-                    output(.array(list.map(\.redactedJSON)))
+                    output(
+                        .array(
+                            list.map { d in
+                                var o = d.redactedJSON.objectValue ?? [:]
+                                let reach = router.reach(of: d)
+                                o["channels"] = .array(reach.channels.map { .string($0) })
+                                if let why = reach.unreachableReason { o["unreachable"] = .string(why) }
+                                return .object(o)
+                            }))
                 } else {
                     for d in list {
                         let addr = d.address.map { " " + Redaction.mask($0) } ?? ""
-                        print("\(d.namespace)/\(d.deviceId) \(d.platform)\(addr)")
+                        let why = router.reach(of: d).unreachableReason.map { " — unreachable: \($0)" } ?? ""
+                        print("\(d.namespace)/\(d.deviceId) \(d.platform)\(addr)\(why)")
                     }
                     if list.isEmpty { print("(no devices)") }
                 }

@@ -90,4 +90,29 @@ import Testing
         #expect(p.terminationReason == .exit)
         #expect(p.terminationStatus == 0)
     }
+
+    @Test func aDeviceNoChannelServesIsStoredWithAWarning() throws {
+        let cli = try CLI(configText: Self.good)
+        let device = #"{"deviceId":"pixel","platform":"phone","token":"fcm-token-1"}"#
+        let reason = "no channel in the config serves platform 'phone'"
+        let r = try cli.run(["devices", "register", "--json", device])
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.stdout == "registered default/pixel (phone)\n")
+        #expect(r.stderr == "herald: warning: device default/pixel (phone) is unreachable: \(reason)\n")
+        let j = try cli.run(["devices", "register", "--format", "json", "--json", device])
+        #expect(j.code == 0, "\(j.stderr)")
+        let entry = try JSONValue.parse(j.stdout)[safe: 0]
+        #expect(entry?["channels"] == [])
+        #expect(entry?["warnings"] == [.string("warning: device default/pixel (phone) is unreachable: \(reason)")])
+
+        let list = try cli.run(["devices", "list"])
+        #expect(list.stdout.contains("default/pixel phone"), "\(list.stdout)")
+        #expect(list.stdout.contains(" — unreachable: \(reason)"), "\(list.stdout)")
+        let listJSON = try JSONValue.parse(try cli.run(["devices", "list", "--format", "json"]).stdout)
+        #expect(listJSON[safe: 0]?["unreachable"] == .string(reason))
+
+        let explain = try cli.run(["explain", "--namespace", "default", "--type", "ready"])
+        #expect(explain.code == 0, "\(explain.stderr)")
+        #expect(explain.stdout.contains("unreachable: pixel (phone): \(reason)"), "\(explain.stdout)")
+    }
 }

@@ -59,8 +59,14 @@ public enum Planner {
                     index: i, mode: step.mode, applies: applies, notApplicableReason: why, suppression: suppression,
                     unlessDelivered: step.unlessDelivered, timeout: step.timeout, channels: channels))
         }
-        return DeliveryPlan(
+        var plan = DeliveryPlan(
             notificationId: notification.id, namespace: notification.namespace, type: notification.type,
             severity: notification.severity, route: routeName, steps: planned)
+        plan.unreachableDevices = devices.compactMap { d in
+            reach(of: d, config: config).unreachableReason.map {
+                UnreachableDevice(deviceId: d.deviceId, platform: d.platform, reason: $0)
+            }
+        }
+        return plan
     }
 }
