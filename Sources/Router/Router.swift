@@ -391,11 +391,15 @@ struct RouterEventSink: ChannelEventSink {
 extension Router {
     /// Loads a config and builds every channel (so channel-specific errors surface) without
     /// touching the configured store or the network. Returns the config with its warnings.
+    ///
+    /// `offline` checks everything except the presence of files and environment secrets (see
+    /// ``ConfigNode/offline``): what `herald validate --offline` runs in CI, without production keys.
     public static func validate(
         configPath: String, registry: ChannelRegistry,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, offline: Bool = false
     ) throws -> HeraldConfig {
-        let config = try ConfigLoader.load(path: configPath, environment: environment, registry: registry)
+        let config = try ConfigLoader.load(
+            path: configPath, environment: environment, registry: registry, offline: offline)
         let store = try SQLiteStore(path: ":memory:")
         defer { store.close() }
         let http = try HTTPClient(configuration: HTTPClientConfiguration())
@@ -403,5 +407,19 @@ extension Router {
             config: config, registry: registry, http: http, clock: SystemClock(), random: SystemRandom(),
             logSink: StandardErrorLogSink(), store: store)
         return config
+    }
+
+    /// The plan for `notification` under the config at `configPath` and the devices in its store,
+    /// as a dry run: the config is checked offline (``validate(configPath:registry:environment:offline:)``),
+    /// no credential file or secret is needed, nothing is sent and no channel is contacted.
+    public static func explain(
+        _ notification: ChannelAPI.Notification, configPath: String, registry: ChannelRegistry,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> DeliveryPlan {
+        let config = try validate(configPath: configPath, registry: registry, environment: environment, offline: true)
+        let store = try SQLiteStore(path: config.storePath)
+        defer { store.close() }
+        let devices = try store.devices(namespace: notification.namespace)
+        return Planner.plan(notification, config: config, facts: PlanningFacts(devices: devices))
     }
 }

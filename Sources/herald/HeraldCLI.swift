@@ -13,7 +13,7 @@ struct HeraldCLI {
         usage: herald <command> [-c FILE] [--format text|json]
 
         commands:
-          validate                                   check the config
+          validate [--offline]                       check the config (--offline: without key files and secrets)
           explain --namespace NS --type T [--severity S] [--json NOTIFICATION]
           graph [--format dot|mermaid]               the channel graph as a diagram
           devices register [--json J]                upsert devices (JSON object, or one per line on stdin)
@@ -66,9 +66,10 @@ struct HeraldCLI {
         let format = args.value("format") ?? "text"
         switch command {
         case "validate":
-            try args.allow(["format"])
+            try args.allow(["format", "offline"])
             let path = try configPath(args)
-            let config = try Router.validate(configPath: path, registry: HeraldChannels.registry)
+            let config = try Router.validate(
+                configPath: path, registry: HeraldChannels.registry, offline: args.flags.contains("offline"))
             for w in config.warnings { eprint(w.description) }
             let routes = 1 + config.routes.namespaces.count
             if format == "json" {
@@ -84,7 +85,8 @@ struct HeraldCLI {
             return 0
         case "graph":
             try args.allow(["format"])
-            let config = try ConfigLoader.load(path: try configPath(args), registry: HeraldChannels.registry)
+            let config = try ConfigLoader.load(
+                path: try configPath(args), registry: HeraldChannels.registry, offline: true)
             switch format {
             case "dot", "text": print(GraphRenderer.dot(config))
             case "mermaid": print(GraphRenderer.mermaid(config))
@@ -108,11 +110,11 @@ struct HeraldCLI {
                 if let ns = args.value("namespace") { notification.namespace = ns }
                 if let t = args.value("type") { notification.type = t }
             }
-            return try await withRouter(args) { router in
-                let plan = try router.explain(notification)
-                if format == "json" { output(plan.json) } else { print(plan.text) }
-                return 0
-            }
+            // A dry run: no key files or secrets needed (issue 14 §4).
+            let plan = try Router.explain(
+                notification, configPath: try configPath(args), registry: HeraldChannels.registry)
+            if format == "json" { output(plan.json) } else { print(plan.text) }
+            return 0
         case "devices":
             return try await devices(args, format: format)
         case "send":

@@ -115,4 +115,86 @@ import Testing
         #expect(explain.code == 0, "\(explain.stderr)")
         #expect(explain.stdout.contains("unreachable: pixel (phone): \(reason)"), "\(explain.stdout)")
     }
+
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    /// No production secrets: the variables the shipped configs name are empty (= unset).
+    static let noSecrets = [
+        "APNS_KEY_ID": "", "APNS_TEAM_ID": "", "TELEGRAM_BOT_TOKEN": "", "AUDIT_WEBHOOK_SECRET": "",
+    ]
+
+    @Test(arguments: ["hapi.yaml", "herald.example.yaml"])
+    func shippedConfigsValidateOffline(_ name: String) throws {
+        // HERALD_HOME is an empty directory: no service-account.json, no AuthKey.p8.
+        let cli = try CLI(configText: "")
+        let path = Self.root.appendingPathComponent("config/\(name)").path
+        let r = try cli.run(["validate", "--offline", "-c", path], env: Self.noSecrets)
+        #expect(r.code == 0, "\(name): \(r.stderr)")
+        #expect(r.stdout.hasPrefix("ok: "), "\(name): \(r.stdout)")
+    }
+
+    @Test func explainAndGraphNeedNoKeyFiles() throws {
+        let cli = try CLI(configText: "")
+        let path = Self.root.appendingPathComponent("config/hapi.yaml").path
+        let explain = try cli.run(
+            ["explain", "-c", path, "--namespace", "default", "--type", "permission-request"], env: Self.noSecrets)
+        #expect(explain.code == 0, "\(explain.stderr)")
+        #expect(explain.stdout.contains("route=default"))
+        #expect(explain.stdout.contains("  telegram [telegram]: no devices"), "\(explain.stdout)")
+        let json = try cli.run(
+            ["explain", "-c", path, "--type", "ready", "--format", "json"], env: Self.noSecrets)
+        #expect(json.code == 0, "\(json.stderr)")
+        #expect(try JSONValue.parse(json.stdout)["steps"]?.arrayValue?.count == 4)
+        for format in ["dot", "mermaid"] {
+            let graph = try cli.run(["graph", "-c", path, "--format", format], env: Self.noSecrets)
+            #expect(graph.code == 0, "\(graph.stderr)")
+            #expect(graph.stdout.contains("telegram"))
+        }
+    }
+
+    @Test func plainValidateStillReportsAMissingKeyFileWithItsPosition() throws {
+        let cli = try CLI(configText: "")
+        let path = Self.root.appendingPathComponent("config/hapi.yaml").path
+        let r = try cli.run(["validate", "-c", path], env: Self.noSecrets)
+        #expect(r.code == 65)
+        #expect(
+            r.stderr.contains(
+                "hapi.yaml:15:22: service-account file \(cli.home)/service-account.json: cannot be read"), "\(r.stderr)"
+        )
+    }
+
+    @Test func offlineValidationStillChecksEverythingElse() throws {
+        let cases: [(String, String)] = [
+            // An unknown key in a channel whose key file is missing.
+            (
+                "  apns:\n    type: apns\n    key-p8: ./AuthKey.p8\n    key-id: ${K}\n    team-id: ${T}\n    topic: a.b\n    colour: red\n",
+                "herald.yaml:10:5: unknown key 'colour' in channel apns"
+            ),
+            // A bad choice next to a missing service account.
+            (
+                "  fcm:\n    type: fcm\n    service-account: ./sa.json\n    display: loud\n",
+                "herald.yaml:7:14: display must be one of data, notification"
+            ),
+            // A Telegram token that is set is still checked.
+            (
+                "  telegram:\n    type: telegram\n    bot-token: not-a-token\n",
+                "herald.yaml:6:16: bot-token must look like"
+            ),
+            // A typed value needs its variable, also offline.
+            (
+                "  fcm:\n    type: fcm\n    service-account: ./sa.json\n    timeout: ${FCM_TIMEOUT}\n",
+                "herald.yaml:7:14: environment variable FCM_TIMEOUT is not set"
+            ),
+        ]
+        for (channel, expected) in cases {
+            let name = channel.split(separator: ":")[0].trimmingCharacters(in: .whitespaces)
+            let cli = try CLI(
+                configText:
+                    "version: 1\nstore: { path: ./herald.db }\nchannels:\n\(channel)routes:\n  default:\n    - deliver: [\(name)]\n"
+            )
+            let r = try cli.run(["validate", "--offline"], env: ["K": "", "T": ""])
+            #expect(r.code == 65, "\(expected): \(r.stdout)")
+            #expect(r.stderr.contains(expected), "\(r.stderr)")
+        }
+    }
 }
