@@ -125,4 +125,22 @@ import Testing
         #expect(reason("lab") == nil)
         #expect(router.reach(of: Device(namespace: "lab", deviceId: "i", platform: "ios")).channels == ["other"])
     }
+
+    @Test func explainListsOnlyTheDevicesNoChannelServes() async throws {
+        let h = try await Harness.make(routes: "routes:\n  default:\n    - deliver: [fcm, sink]\n")
+        defer { Task { await h.router.shutdown() } }
+        try await h.register("phone", "pixel")
+        try await h.register("ios", "iphone")
+        try await h.register("ios", "ipad", token: String(repeating: "cd", count: 32))
+        try await h.register("wear", "watch")
+        let plan = try h.router.explain(Notification(title: "t"))
+        #expect(plan.steps[0].channels[0].devices.map(\.deviceId).sorted() == ["pixel", "watch"])
+        let reason =
+            "route default delivers to no channel that serves platform 'ios' (it is served by apns, which this route does not deliver to)"
+        #expect(
+            plan.unreachableDevices.sorted { $0.deviceId < $1.deviceId } == [
+                UnreachableDevice(deviceId: "ipad", platform: "ios", reason: reason),
+                UnreachableDevice(deviceId: "iphone", platform: "ios", reason: reason),
+            ])
+    }
 }

@@ -62,9 +62,20 @@ public enum Planner {
         var plan = DeliveryPlan(
             notificationId: notification.id, namespace: notification.namespace, type: notification.type,
             severity: notification.severity, route: routeName, steps: planned)
-        plan.unreachableDevices = devices.compactMap { d in
-            reach(of: d, config: config).unreachableReason.map {
-                UnreachableDevice(deviceId: d.deviceId, platform: d.platform, reason: $0)
+        // Reach depends only on (namespace, platform): judged once per platform, not per device.
+        var reasons: [String: String] = [:]
+        var reachable: Set<String> = []
+        for d in devices where !reachable.contains(d.platform) {
+            if reasons[d.platform] != nil { continue }
+            if let why = reach(of: d, config: config).unreachableReason {
+                reasons[d.platform] = why
+            } else {
+                reachable.insert(d.platform)
+            }
+        }
+        if !reasons.isEmpty {
+            plan.unreachableDevices = devices.compactMap { d in
+                reasons[d.platform].map { UnreachableDevice(deviceId: d.deviceId, platform: d.platform, reason: $0) }
             }
         }
         return plan
