@@ -186,6 +186,13 @@ import Testing
                 "herald.yaml:7:14: environment variable FCM_TIMEOUT is not set"
             ),
         ]
+        let store = try CLI(
+            configText:
+                "version: 1\nstore:\n  path: ${HERALD_TEST_DB}\nchannels:\n  c: { type: log }\nroutes:\n  default:\n    - deliver: [c]\n"
+        )
+        let r = try store.run(["validate", "--offline"], env: ["HERALD_TEST_DB": ""])
+        #expect(r.code == 65)
+        #expect(r.stderr.contains("herald.yaml:3:9: environment variable HERALD_TEST_DB is not set"), "\(r.stderr)")
         for (channel, expected) in cases {
             let name = channel.split(separator: ":")[0].trimmingCharacters(in: .whitespaces)
             let cli = try CLI(

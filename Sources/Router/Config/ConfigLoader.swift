@@ -142,7 +142,12 @@ public enum ConfigLoader {
             if let s = byKey["store"]?.value, !s.isNull {
                 for e in try s.mapping("store") {
                     switch e.key {
-                    case "path": storePath = try e.value.path("store.path")
+                    case "path":
+                        // Dry runs open the store too (explain reads devices): its variables must be set.
+                        if e.value.hasUnresolvedVariables, let raw = e.value.yaml.scalar?.value {
+                            _ = try e.value.expand(raw)
+                        }
+                        storePath = try e.value.path("store.path")
                     default: throw e.keyNode.error("unknown key '\(e.key)' in store (expected path)")
                     }
                 }
