@@ -31,6 +31,16 @@ public final class ChannelConfig: @unchecked Sendable {
         }
     }
 
+    /// A dry run without credentials (`herald validate --offline`, `explain`, `graph`). The factory
+    /// checks every key but must not read credential files, and skips format checks of values that
+    /// name an unset variable (``isUnresolved(_:)``); when it cannot build the channel without them it
+    /// returns a ``DryRunChannel``. The channel is never asked to deliver.
+    public var offline: Bool { node.offline }
+
+    /// Whether `key`'s value names an environment variable that is not set: only ``offline``, where
+    /// the value is kept as its `${NAME}` reference and cannot be checked.
+    public func isUnresolved(_ key: String) -> Bool { entries[key]?.value.hasUnresolvedVariables ?? false }
+
     /// The raw node under `key`, marking it used.
     public func node(_ key: String) -> ConfigNode? {
         guard let e = entries[key] else { return nil }

@@ -13,13 +13,21 @@ public struct ConfigNode: Sendable {
     public let environment: [String: String]
     /// Directory that relative paths resolve against (the config file's directory).
     public let baseDirectory: String
+    /// A dry run without credentials (`herald validate --offline`, `explain`, `graph`): a string or
+    /// path that names an unset variable keeps the reference text (`${NAME}`) instead of failing,
+    /// and factories do not read credential files (see ``ChannelConfig/offline``). Numbers,
+    /// booleans and durations still need their variables.
+    public let offline: Bool
 
     /// Wraps a node.
-    public init(yaml: YAMLNode, file: String, environment: [String: String], baseDirectory: String) {
+    public init(
+        yaml: YAMLNode, file: String, environment: [String: String], baseDirectory: String, offline: Bool = false
+    ) {
         self.yaml = yaml
         self.file = file
         self.environment = environment
         self.baseDirectory = baseDirectory
+        self.offline = offline
     }
 
     /// The node's position.
@@ -29,7 +37,7 @@ public struct ConfigNode: Sendable {
     public func error(_ message: String) -> ConfigError { ConfigError(file: file, mark: yaml.mark, message) }
 
     func wrap(_ node: YAMLNode) -> ConfigNode {
-        ConfigNode(yaml: node, file: file, environment: environment, baseDirectory: baseDirectory)
+        ConfigNode(yaml: node, file: file, environment: environment, baseDirectory: baseDirectory, offline: offline)
     }
 
     /// Whether the node is a null scalar.
@@ -54,29 +62,50 @@ public struct ConfigNode: Sendable {
         return items.map(wrap)
     }
 
-    /// The scalar as text, with `${VAR}` and `${VAR:-default}` expanded.
+    /// The scalar as text, with `${VAR}` and `${VAR:-default}` expanded. ``offline``, an unset
+    /// variable keeps its reference text (see ``hasUnresolvedVariables``).
     public func string(_ what: String = "value") throws(ConfigError) -> String {
+        guard let s = yaml.scalar else { throw error("\(what) must be a scalar, not a \(yaml.kindName)") }
+        return try expand(s.value, keepingUnset: offline).text
+    }
+
+    /// Whether the scalar names a variable that is not set (and has no default): only possible
+    /// ``offline``, where ``string(_:)`` keeps the reference. Channel factories skip format checks
+    /// of such values: an unset secret is not known in a dry run.
+    public var hasUnresolvedVariables: Bool {
+        guard offline, let s = yaml.scalar else { return false }
+        return (try? expand(s.value, keepingUnset: true).unresolved) ?? false
+    }
+
+    /// The scalar as text for a typed value: every variable must be set, also ``offline``.
+    func typedText(_ what: String) throws(ConfigError) -> String {
         guard let s = yaml.scalar else { throw error("\(what) must be a scalar, not a \(yaml.kindName)") }
         return try expand(s.value)
     }
 
-    /// An integer scalar.
+    /// An integer scalar (a 64-bit signed integer; larger numbers are an error, never a trap).
     public func int(_ what: String = "value") throws(ConfigError) -> Int {
-        let s = try string(what)
-        guard let v = Int(s) else { throw error("\(what) must be an integer, got \"\(s)\"") }
+        let s = try typedText(what)
+        guard let v = Int(s) else {
+            let digits = s.hasPrefix("-") || s.hasPrefix("+") ? s.dropFirst() : Substring(s)
+            if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                throw error("\(what) is out of range: \(s) does not fit a 64-bit integer")
+            }
+            throw error("\(what) must be an integer, got \"\(s)\"")
+        }
         return v
     }
 
     /// A number scalar.
     public func double(_ what: String = "value") throws(ConfigError) -> Double {
-        let s = try string(what)
+        let s = try typedText(what)
         guard let v = Double(s), v.isFinite else { throw error("\(what) must be a number, got \"\(s)\"") }
         return v
     }
 
     /// A boolean scalar (`true`/`false`, also `yes`/`no`, `on`/`off`).
     public func bool(_ what: String = "value") throws(ConfigError) -> Bool {
-        let s = try string(what)
+        let s = try typedText(what)
         switch s.lowercased() {
         case "true", "yes", "on": return true
         case "false", "no", "off": return false
@@ -84,14 +113,22 @@ public struct ConfigNode: Sendable {
         }
     }
 
-    /// A duration: `500ms`, `10s`, `5m`, `1h`, `2d`, or a bare number of seconds.
+    /// A duration: `500ms`, `10s`, `5m`, `1h`, `2d`, or a bare number of seconds; at most
+    /// ``maximumDuration``. Negative, infinite, NaN and too-large values are errors at this node.
     public func duration(_ what: String = "value") throws(ConfigError) -> Duration {
-        let s = try string(what)
-        guard let d = ConfigNode.parseDuration(s) else {
+        let s = try typedText(what)
+        switch ConfigNode.readDuration(s) {
+        case .value(let d): return d
+        case .outOfRange:
+            throw error("\(what) is out of range: \(s) is longer than the maximum of 36500d (100 years)")
+        case .invalid:
             throw error("\(what) must be a duration like 500ms, 10s, 5m, 1h, got \"\(s)\"")
         }
-        return d
     }
+
+    /// The longest duration a config may give (100 years, `36500d`): every duration stays far from
+    /// the limits of `Int64` milliseconds and of `Date`, so later arithmetic cannot overflow.
+    public static let maximumDuration: Duration = .seconds(36_500 * 86_400)
 
     /// A file path: `~` expands to `$HOME`; relative paths resolve against ``baseDirectory``.
     public func path(_ what: String = "value") throws(ConfigError) -> String {
@@ -108,7 +145,14 @@ public struct ConfigNode: Sendable {
 
     /// Expands `${VAR}` and `${VAR:-default}`. `$$` is a literal `$`.
     public func expand(_ text: String) throws(ConfigError) -> String {
-        guard text.contains("$") else { return text }
+        try expand(text, keepingUnset: false).text
+    }
+
+    /// Expands `text`; with `keepingUnset`, an unset variable without default keeps its reference
+    /// text and `unresolved` is true instead of an error.
+    func expand(_ text: String, keepingUnset: Bool) throws(ConfigError) -> (text: String, unresolved: Bool) {
+        guard text.contains("$") else { return (text, false) }
+        var unresolved = false
         var out = ""
         var i = text.startIndex
         while i < text.endIndex {
@@ -141,6 +185,9 @@ public struct ConfigNode: Sendable {
                         out += v
                     } else if let fallback {
                         out += fallback
+                    } else if keepingUnset {
+                        out += "${\(name)}"
+                        unresolved = true
                     } else {
                         throw error("environment variable \(name) is not set (use ${\(name):-default} for a default)")
                     }
@@ -151,20 +198,43 @@ public struct ConfigNode: Sendable {
             out.append(c)
             i = text.index(after: i)
         }
-        return out
+        return (out, unresolved)
     }
 
-    /// Parses `500ms`, `10s`, `5m`, `1h`, `2d` or a bare number of seconds.
+    /// Parses `500ms`, `10s`, `5m`, `1h`, `2d` or a bare number of seconds; nil for anything else,
+    /// including negative, non-finite and longer-than-``maximumDuration`` values.
     public static func parseDuration(_ s: String) -> Duration? {
+        if case .value(let d) = readDuration(s) { return d }
+        return nil
+    }
+
+    enum DurationReading: Equatable {
+        case value(Duration)
+        case invalid
+        case outOfRange
+    }
+
+    static func readDuration(_ s: String) -> DurationReading {
         let t = s.trimmingCharacters(in: .whitespaces)
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        for (suffix, factor) in units where t.hasSuffix(suffix) {
-            let num = t.dropLast(suffix.count)
-            guard let v = Double(num), v >= 0, v.isFinite, !num.isEmpty else { return nil }
-            return .milliseconds(Int64((v * factor * 1000).rounded()))
+        var number = Substring(t)
+        var factor = 1.0
+        for (suffix, f) in units where t.hasSuffix(suffix) {
+            number = t.dropLast(suffix.count)
+            factor = f
+            break
         }
-        if let v = Double(t), v >= 0, v.isFinite { return .milliseconds(Int64((v * 1000).rounded())) }
-        return nil
+        // Digits, one optional '.', an optional exponent: no sign, no hex, no "nan"/"inf" words.
+        guard !number.isEmpty, number.first.map({ $0.isASCII && ($0.isNumber || $0 == ".") }) == true,
+            number.allSatisfy({
+                $0.isASCII && ($0.isNumber || $0 == "." || $0 == "e" || $0 == "E" || $0 == "+" || $0 == "-")
+            }),
+            let v = Double(number), v >= 0
+        else { return .invalid }
+        let ms = v * factor * 1000
+        // Compared in Double before any conversion: an infinite or huge product never reaches Int64.
+        guard ms.isFinite, ms <= Double(maximumDuration.milliseconds) else { return .outOfRange }
+        return .value(.milliseconds(Int64(ms.rounded())))
     }
 
     /// Resolves `~` and relative paths.

@@ -172,7 +172,7 @@ extension Device {
             try allow(["chatId"])
             switch o["chatId"] {
             case .string(let s) where !s.isEmpty: break
-            case .number(let n) where n.rounded() == n: break
+            case .number where o["chatId"]?.intValue != nil: break
             default: throw ValidationError(field: "chatId", "required: a chat id number or @channelname string")
             }
         case "pulse":

@@ -80,21 +80,24 @@ public final class Router: Sendable {
 
     // MARK: Devices
 
-    /// Validates a device (generic rules, then every channel that serves its platform) and upserts it.
-    /// Throws ``ValidationError`` naming the field; nothing is stored then.
+    /// Validates a device (generic rules, then every channel that will serve it: the enabled
+    /// channels of its namespace's route that serve its platform) and upserts it. Throws
+    /// ``ValidationError`` naming the field when one of them refuses it; nothing is stored then.
+    /// A device that no channel serves is stored with an `unreachable` warning in the result.
     @discardableResult
-    public func register(_ device: Device) async throws -> UpsertResult {
-        let (checked, serving) = try await checkRegistration(device)
-        let result = try store.upsertDevice(checked, now: options.clock.now())
-        for (_, channel) in serving { await channel.didRegister(checked) }
-        return result
+    public func register(_ device: Device) async throws -> RegistrationResult {
+        let checked = try await checkRegistration(device)
+        let result = try store.upsertDevice(checked.device, now: options.clock.now())
+        for channel in checked.serving { await channel.didRegister(checked.device) }
+        return checked.result(result)
     }
 
     /// Validates every device, then upserts them all in one transaction: when one is refused
-    /// (``DeviceBatchError`` with its index) or the store fails, none is stored.
+    /// (``DeviceBatchError`` with its index) or the store fails, none is stored. Each result carries
+    /// the device's serving channels and warnings, as ``register(_:)-(Device)`` does.
     @discardableResult
-    public func register(_ devices: [Device]) async throws -> [UpsertResult] {
-        var checked: [(Device, [(ChannelSpec, any Channel)])] = []
+    public func register(_ devices: [Device]) async throws -> [RegistrationResult] {
+        var checked: [CheckedRegistration] = []
         for (index, device) in devices.enumerated() {
             do {
                 checked.append(try await checkRegistration(device))
@@ -102,25 +105,47 @@ public final class Router: Sendable {
                 throw DeviceBatchError(index: index, error: error)
             }
         }
-        let results = try store.upsertDevices(checked.map(\.0), now: options.clock.now())
-        for (device, serving) in checked {
-            for (_, channel) in serving { await channel.didRegister(device) }
+        let results = try store.upsertDevices(checked.map(\.device), now: options.clock.now())
+        for c in checked {
+            for channel in c.serving { await channel.didRegister(c.device) }
         }
-        return results
+        return zip(checked, results).map { $0.result($1) }
     }
 
-    /// The generic rules, then every channel that serves the device's platform; returns the device
-    /// as the channels accepted it and those channels.
-    private func checkRegistration(_ device: Device) async throws -> (Device, [(ChannelSpec, any Channel)]) {
-        try Device.validate(device)
-        let serving = currentGraph.channelsServing(device.platform)
-        guard !serving.isEmpty else {
-            throw ValidationError(field: "platform", "no channel in the config serves platform '\(device.platform)'")
+    /// A device as the channels that will serve it accepted it.
+    private struct CheckedRegistration {
+        let device: Device
+        let serving: [any Channel]
+        let reach: DeviceReach
+        let original: Device
+
+        func result(_ upsert: UpsertResult) -> RegistrationResult {
+            let warnings = reach.unreachableReason.map {
+                [
+                    RegistrationWarning(
+                        code: .unreachable,
+                        device: "\(original.namespace)/\(original.deviceId) (\(original.platform))", message: $0)
+                ]
+            }
+            return RegistrationResult(
+                created: upsert.created, moved: upsert.moved, channels: reach.channels, warnings: warnings ?? [])
         }
-        var checked = device
-        for (_, channel) in serving { checked = try await channel.validateRegistration(checked) }
-        return (checked, serving)
     }
+
+    /// The generic rules, then every channel that will serve the device (the enabled channels of
+    /// its namespace's route that serve its platform).
+    private func checkRegistration(_ device: Device) async throws -> CheckedRegistration {
+        try Device.validate(device)
+        let g = currentGraph
+        let reach = Planner.reach(of: device, config: g.config)
+        let serving = reach.channels.compactMap { g.channels[$0] }
+        var checked = device
+        for channel in serving { checked = try await channel.validateRegistration(checked) }
+        return CheckedRegistration(device: checked, serving: serving, reach: reach, original: device)
+    }
+
+    /// The channels that will serve `device` under the config in force, or why none will.
+    public func reach(of device: Device) -> DeviceReach { Planner.reach(of: device, config: currentGraph.config) }
 
     /// Unregisters by id (every platform when `platform` is nil). Returns how many were removed.
     @discardableResult
@@ -423,11 +448,15 @@ struct RouterEventSink: ChannelEventSink {
 extension Router {
     /// Loads a config and builds every channel (so channel-specific errors surface) without
     /// touching the configured store or the network. Returns the config with its warnings.
+    ///
+    /// `offline` checks everything except the presence of files and environment secrets (see
+    /// ``ConfigNode/offline``): what `herald validate --offline` runs in CI, without production keys.
     public static func validate(
         configPath: String, registry: ChannelRegistry,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, offline: Bool = false
     ) throws -> HeraldConfig {
-        let config = try ConfigLoader.load(path: configPath, environment: environment, registry: registry)
+        let config = try ConfigLoader.load(
+            path: configPath, environment: environment, registry: registry, offline: offline)
         let store = try SQLiteStore(path: ":memory:")
         defer { store.close() }
         let http = try HTTPClient(configuration: HTTPClientConfiguration())
@@ -435,5 +464,19 @@ extension Router {
             config: config, registry: registry, http: http, clock: SystemClock(), random: SystemRandom(),
             logSink: StandardErrorLogSink(), store: store)
         return config
+    }
+
+    /// The plan for `notification` under the config at `configPath` and the devices in its store,
+    /// as a dry run: the config is checked offline (``validate(configPath:registry:environment:offline:)``),
+    /// no credential file or secret is needed, nothing is sent and no channel is contacted.
+    public static func explain(
+        _ notification: ChannelAPI.Notification, configPath: String, registry: ChannelRegistry,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> DeliveryPlan {
+        let config = try validate(configPath: configPath, registry: registry, environment: environment, offline: true)
+        let store = try SQLiteStore(path: config.storePath)
+        defer { store.close() }
+        let devices = try store.devices(namespace: notification.namespace)
+        return Planner.plan(notification, config: config, facts: PlanningFacts(devices: devices))
     }
 }

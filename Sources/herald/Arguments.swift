@@ -4,7 +4,7 @@ struct Arguments {
     var options: [String: String] = [:]
     var flags: Set<String> = []
 
-    static let flagNames: Set<String> = ["until-empty", "help", "rotate"]
+    static let flagNames: Set<String> = ["until-empty", "help", "rotate", "offline"]
 
     init(_ args: [String]) throws(UsageError) {
         var i = 0

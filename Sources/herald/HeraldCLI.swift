@@ -13,7 +13,7 @@ struct HeraldCLI {
         usage: herald <command> [-c FILE] [--format text|json]
 
         commands:
-          validate                                   check the config
+          validate [--offline]                       check the config (--offline: without key files and secrets)
           explain --namespace NS --type T [--severity S] [--json NOTIFICATION]
           graph [--format dot|mermaid]               the channel graph as a diagram
           devices register [--json J]                upsert devices (JSON object, or one per line on stdin)
@@ -66,9 +66,10 @@ struct HeraldCLI {
         let format = args.value("format") ?? "text"
         switch command {
         case "validate":
-            try args.allow(["format"])
+            try args.allow(["format", "offline"])
             let path = try configPath(args)
-            let config = try Router.validate(configPath: path, registry: HeraldChannels.registry)
+            let config = try Router.validate(
+                configPath: path, registry: HeraldChannels.registry, offline: args.flags.contains("offline"))
             for w in config.warnings { eprint(w.description) }
             let routes = 1 + config.routes.namespaces.count
             if format == "json" {
@@ -84,7 +85,8 @@ struct HeraldCLI {
             return 0
         case "graph":
             try args.allow(["format"])
-            let config = try ConfigLoader.load(path: try configPath(args), registry: HeraldChannels.registry)
+            let config = try ConfigLoader.load(
+                path: try configPath(args), registry: HeraldChannels.registry, offline: true)
             switch format {
             case "dot", "text": print(GraphRenderer.dot(config))
             case "mermaid": print(GraphRenderer.mermaid(config))
@@ -108,11 +110,11 @@ struct HeraldCLI {
                 if let ns = args.value("namespace") { notification.namespace = ns }
                 if let t = args.value("type") { notification.type = t }
             }
-            return try await withRouter(args) { router in
-                let plan = try router.explain(notification)
-                if format == "json" { output(plan.json) } else { print(plan.text) }
-                return 0
-            }
+            // A dry run: no key files or secrets needed (issue 14 §4).
+            let plan = try Router.explain(
+                notification, configPath: try configPath(args), registry: HeraldChannels.registry)
+            if format == "json" { output(plan.json) } else { print(plan.text) }
+            return 0
         case "devices":
             return try await devices(args, format: format)
         case "send":
@@ -146,7 +148,9 @@ struct HeraldCLI {
             try args.allow(["format", "until-empty", "timeout"])
             var timeout: Duration?
             if let t = args.value("timeout") {
-                guard let s = Double(t), s >= 0 else { throw UsageError("--timeout must be a number of seconds") }
+                guard let s = Double(t), s >= 0, s <= ConfigNode.maximumDuration.timeInterval else {
+                    throw UsageError("--timeout must be a number of seconds (at most 36500 days)")
+                }
                 timeout = .milliseconds(Int64(s * 1000))
             }
             return try await withRouter(args) { router in
@@ -249,7 +253,7 @@ struct HeraldCLI {
                         devices.append(try Device(jsonText: String(line)))
                         lines.append(leading + n + 1)
                     } catch {
-                        throw InputError("line \(leading + n + 1): \(error.description)")
+                        throw InputError("line \(leading + n + 1): \(error.description) (nothing was stored)")
                     }
                 }
             }
@@ -257,7 +261,7 @@ struct HeraldCLI {
             return try await withRouter(args) { router in
                 // Every device is validated before any is stored, and all are stored in one
                 // transaction, so a bad line stores nothing.
-                let stored: [UpsertResult]
+                let stored: [RegistrationResult]
                 do {
                     stored = try await router.register(devices)
                 } catch let e as DeviceBatchError {
@@ -269,11 +273,14 @@ struct HeraldCLI {
                 }
                 var results: [JSONValue] = []
                 for (d, r) in zip(devices, stored) {
+                    for w in r.warnings { eprint("herald: \(w.description)") }
                     results.append(
                         .object([
                             "namespace": .string(d.namespace), "deviceId": .string(d.deviceId),
                             "platform": .string(d.platform),
                             "created": .bool(r.created), "moved": .array(r.moved.map { .string($0) }),
+                            "channels": .array(r.channels.map { .string($0) }),
+                            "warnings": .array(r.warnings.map { .string($0.description) }),
                         ]))
                     if format != "json" {
                         print("\(r.created ? "registered" : "updated") \(d.namespace)/\(d.deviceId) (\(d.platform))")
@@ -287,11 +294,20 @@ struct HeraldCLI {
             return try await withRouter(args) { router in
                 let list = try router.devices(namespace: args.value("namespace"))
                 if format == "json" {
-                    output(.array(list.map(\.redactedJSON)))
+                    output(
+                        .array(
+                            list.map { d in
+                                var o = d.redactedJSON.objectValue ?? [:]
+                                let reach = router.reach(of: d)
+                                o["channels"] = .array(reach.channels.map { .string($0) })
+                                if let why = reach.unreachableReason { o["unreachable"] = .string(why) }
+                                return .object(o)
+                            }))
                 } else {
                     for d in list {
                         let addr = d.address.map { " " + Redaction.mask($0) } ?? ""
-                        print("\(d.namespace)/\(d.deviceId) \(d.platform)\(addr)")
+                        let why = router.reach(of: d).unreachableReason.map { " — unreachable: \($0)" } ?? ""
+                        print("\(d.namespace)/\(d.deviceId) \(d.platform)\(addr)\(why)")
                     }
                     if list.isEmpty { print("(no devices)") }
                 }

@@ -179,14 +179,15 @@ struct CLI {
         let bad = try cli.run(["send", "--json", #"{"body":"x","severity":"loud"}"#])
         #expect(bad.code == 65)
         #expect(bad.stderr.contains("severity"))
-        // No channel serves phones in this config: refused, nothing stored.
+        // No channel serves phones in this config: stored with a warning (issue 14 §3), secrets masked.
         let reg = try cli.run(
             ["devices", "register"], stdin: #"{"deviceId":"p","platform":"phone","token":"secret-token-123456789"}"#)
-        #expect(reg.code == 65)
-        #expect(reg.stderr.contains("platform"))
+        #expect(reg.code == 0)
+        #expect(reg.stderr.contains("unreachable: no channel in the config serves platform 'phone'"))
         let list = try cli.run(["devices", "list", "--format", "json"])
         #expect(list.code == 0)
-        #expect(list.stdout == "[]\n")
+        #expect(!list.stdout.contains("secret-token-123456789"))
+        #expect(list.stdout.contains(#""unreachable":"no channel in the config serves platform 'phone'""#))
         let broken = try CLI(
             configText: "version: 1\nchannels:\n  c: { type: log }\nroutes:\n  default:\n    - deliver: [nope]\n")
         let v = try broken.run(["validate"])

@@ -62,6 +62,8 @@ public final class APNsChannel: Channel {
             }
             endpoints[env] = v
         }
+        // A dry run does not read the .p8 key.
+        if config.offline { return DryRunChannel(name: config.name) }
         let key: P256PrivateKey
         do throws(KeyError) {
             key = try APNsChannel.loadKey(path: keyPath)

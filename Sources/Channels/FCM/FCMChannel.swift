@@ -41,19 +41,21 @@ public struct FCMChannel: Channel {
         guard let path = try config.path("service-account"), !path.isEmpty else {
             throw config.error(at: "service-account", "channel \(config.name): missing required key 'service-account'")
         }
+        let endpoint = try config.string("endpoint") ?? "https://fcm.googleapis.com"
+        guard endpoint.hasPrefix("https://") || endpoint.hasPrefix("http://") || config.isUnresolved("endpoint") else {
+            throw config.error(at: "endpoint", "endpoint must be an http(s) URL")
+        }
+        let display = FCMDisplay(rawValue: try config.choice("display", FCMDisplay.allCases.map(\.rawValue)) ?? "data")
+        let encryption = FCMEncryption(
+            rawValue: try config.choice("encryption", FCMEncryption.allCases.map(\.rawValue)) ?? "none")
+        // A dry run does not read the service-account file.
+        if config.offline { return DryRunChannel(name: config.name) }
         let account: FCMServiceAccount
         do throws(FCMServiceAccountError) {
             account = try FCMServiceAccount.load(path: path)
         } catch {
             throw config.error(at: "service-account", error.description)
         }
-        let endpoint = try config.string("endpoint") ?? "https://fcm.googleapis.com"
-        guard endpoint.hasPrefix("https://") || endpoint.hasPrefix("http://") else {
-            throw config.error(at: "endpoint", "endpoint must be an http(s) URL")
-        }
-        let display = FCMDisplay(rawValue: try config.choice("display", FCMDisplay.allCases.map(\.rawValue)) ?? "data")
-        let encryption = FCMEncryption(
-            rawValue: try config.choice("encryption", FCMEncryption.allCases.map(\.rawValue)) ?? "none")
         return FCMChannel(
             account: account, endpoint: endpoint, display: display ?? .data, encryption: encryption ?? .none,
             context: context)

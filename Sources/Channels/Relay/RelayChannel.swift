@@ -105,6 +105,7 @@ public final class RelayChannel: Channel, PublicKeyProviding {
     /// The required `url:` without a trailing slash.
     static func baseURL(_ config: ChannelConfig) throws(ConfigError) -> String {
         let url = try config.requiredString("url")
+        if config.isUnresolved("url") { return url }
         guard let comps = URLComponents(string: url), ["https", "http"].contains(comps.scheme?.lowercased() ?? ""),
             comps.host?.isEmpty == false
         else { throw config.error(at: "url", "url must be an http(s) URL") }

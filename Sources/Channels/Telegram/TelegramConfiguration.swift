@@ -47,7 +47,7 @@ public struct TelegramConfiguration: Sendable {
     /// Reads the channel's YAML keys.
     public init(config: ChannelConfig) throws(ConfigError) {
         let token = try config.requiredString("bot-token")
-        guard Self.isPlausibleToken(token) else {
+        guard Self.isPlausibleToken(token) || config.isUnresolved("bot-token") else {
             // The value is not echoed: it may be a real token with a typo.
             throw config.error(at: "bot-token", "bot-token must look like 123456789:AAH… (the token from @BotFather)")
         }

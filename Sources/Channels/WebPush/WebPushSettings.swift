@@ -51,7 +51,9 @@ public struct WebPushSettings: Sendable, Equatable {
         }
         guard let subjectNode else { throw vapid.error("vapid.subject is required (mailto: or https: contact URI)") }
         let subject = try subjectNode.string("vapid.subject")
-        if let problem = VAPID.subjectProblem(subject) { throw subjectNode.error(problem) }
+        if let problem = VAPID.subjectProblem(subject), !subjectNode.hasUnresolvedVariables {
+            throw subjectNode.error(problem)
+        }
         var expiration = VAPID.defaultExpiration
         if let expirationNode, !expirationNode.isNull {
             expiration = try expirationNode.duration("vapid.expiration")

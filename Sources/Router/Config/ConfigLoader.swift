@@ -11,24 +11,92 @@ public enum ConfigLoader {
         "type", "platforms", "enabled", "timeout", "retry", "badge", "allow-hosts",
     ]
 
-    /// Loads and checks the config at `path`.
+    /// Loads and checks the config at `path`. `offline` loads it for a dry run (see
+    /// ``ConfigNode/offline``): unset variables in strings and paths are kept as `${NAME}`, and no
+    /// file the config names is checked.
     public static func load(
-        path: String, environment: [String: String] = ProcessInfo.processInfo.environment, registry: ChannelRegistry
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment, registry: ChannelRegistry,
+        offline: Bool = false
     ) throws(ConfigError) -> HeraldConfig {
-        let text: String
+        let bytes: [UInt8]
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
             throw ConfigError(file: path, mark: nil, "cannot read config file: \(error.localizedDescription)")
         }
+        let text = try decodeUTF8(bytes, file: path)
         let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return try parse(text, file: path, baseDirectory: base, environment: environment, registry: registry)
+        return try parse(
+            text, file: path, baseDirectory: base, environment: environment, registry: registry, offline: offline)
     }
 
-    /// Parses config text. `file` is used in error positions; relative paths resolve against `baseDirectory`.
+    /// Decodes config bytes as UTF-8 (a leading byte-order mark is allowed); anything else is a
+    /// ``ConfigError`` at the line and column of the first byte that is not valid UTF-8.
+    public static func decodeUTF8(_ bytes: [UInt8], file: String) throws(ConfigError) -> String {
+        let body = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        if let mark = firstInvalidUTF8(body) {
+            throw ConfigError(
+                file: file, mark: mark.mark,
+                "the config is not valid UTF-8: byte 0x\(String(mark.byte, radix: 16, uppercase: true)) at byte offset \(mark.offset + bytes.count - body.count)"
+            )
+        }
+        return String(decoding: body, as: UTF8.self)
+    }
+
+    /// The first byte of `bytes` that does not start a valid UTF-8 sequence (a bad lead byte, or the
+    /// lead byte of a truncated, overlong or surrogate sequence): its offset, value and 1-based line
+    /// and column (the column counts characters, as YAML positions do).
+    static func firstInvalidUTF8(_ bytes: [UInt8]) -> (offset: Int, byte: UInt8, mark: YAMLMark)? {
+        var line = 1
+        var column = 1
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            let length: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch b {
+            case 0x00...0x7F: length = 1
+            case 0xC2...0xDF: length = 2
+            case 0xE0:
+                length = 3
+                low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED:
+                length = 3
+                high = 0x9F
+            case 0xF0:
+                length = 4
+                low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4:
+                length = 4
+                high = 0x8F
+            default: return (i, b, YAMLMark(line: line, column: column))
+            }
+            for k in 1..<length {
+                guard i + k < bytes.count else { return (i, b, YAMLMark(line: line, column: column)) }
+                let c = bytes[i + k]
+                let (lo, hi) = k == 1 ? (low, high) : (UInt8(0x80), UInt8(0xBF))
+                guard c >= lo, c <= hi else { return (i, b, YAMLMark(line: line, column: column)) }
+            }
+            if b == 0x0A {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
+            i += length
+        }
+        return nil
+    }
+
+    /// Parses config text. `file` is used in error positions; relative paths resolve against
+    /// `baseDirectory`; `offline` as in ``load(path:environment:registry:offline:)``.
     public static func parse(
         _ text: String, file: String = "<config>", baseDirectory: String = FileManager.default.currentDirectoryPath,
-        environment: [String: String] = ProcessInfo.processInfo.environment, registry: ChannelRegistry
+        environment: [String: String] = ProcessInfo.processInfo.environment, registry: ChannelRegistry,
+        offline: Bool = false
     ) throws(ConfigError) -> HeraldConfig {
         let root: YAMLNode?
         do {
@@ -37,7 +105,8 @@ public enum ConfigLoader {
             throw ConfigError(file: file, mark: error.mark, error.message)
         }
         guard let root else { throw ConfigError(file: file, mark: nil, "the config is empty") }
-        let top = ConfigNode(yaml: root, file: file, environment: environment, baseDirectory: baseDirectory)
+        let top = ConfigNode(
+            yaml: root, file: file, environment: environment, baseDirectory: baseDirectory, offline: offline)
         var reader = Reader(file: file, registry: registry, environment: environment)
         return try reader.read(top)
     }
@@ -73,7 +142,12 @@ public enum ConfigLoader {
             if let s = byKey["store"]?.value, !s.isNull {
                 for e in try s.mapping("store") {
                     switch e.key {
-                    case "path": storePath = try e.value.path("store.path")
+                    case "path":
+                        // Dry runs open the store too (explain reads devices): its variables must be set.
+                        if e.value.hasUnresolvedVariables, let raw = e.value.yaml.scalar?.value {
+                            _ = try e.value.expand(raw)
+                        }
+                        storePath = try e.value.path("store.path")
                     default: throw e.keyNode.error("unknown key '\(e.key)' in store (expected path)")
                     }
                 }
@@ -84,7 +158,7 @@ public enum ConfigLoader {
                     switch e.key {
                     case "ca-file":
                         let p = try e.value.path("tls.ca-file")
-                        guard FileManager.default.isReadableFile(atPath: p) else {
+                        guard e.value.offline || FileManager.default.isReadableFile(atPath: p) else {
                             throw e.value.error("tls.ca-file \(p) cannot be read")
                         }
                         caFile = p

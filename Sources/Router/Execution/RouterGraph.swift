@@ -36,12 +36,4 @@ final class RouterGraph: Sendable {
     }
 
     func spec(_ name: String) -> ChannelSpec? { config.channel(name) }
-
-    /// Enabled channels serving `platform`.
-    func channelsServing(_ platform: String) -> [(ChannelSpec, any Channel)] {
-        config.channels.compactMap { s in
-            guard s.platforms.contains(platform), let c = channels[s.name] else { return nil }
-            return (s, c)
-        }
-    }
 }

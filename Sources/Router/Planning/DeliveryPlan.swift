@@ -16,6 +16,8 @@ public struct DeliveryPlan: Sendable, Equatable {
     public var route: String
     /// The steps, in order.
     public var steps: [PlannedStep]
+    /// Devices of the namespace that no enabled channel of the route serves (see ``DeviceReach``).
+    public var unreachableDevices: [UnreachableDevice] = []
 
     /// Outbox rows the plan creates, including steps suppressed at plan time.
     public var deliveryCountIncludingSuppressed: Int {
@@ -53,6 +55,27 @@ public struct PlannedStep: Sendable, Equatable {
     public var channels: [PlannedChannel]
 }
 
+/// A registered device that the plan cannot reach, and why.
+public struct UnreachableDevice: Sendable, Equatable {
+    /// The device id.
+    public var deviceId: String
+    /// Its platform.
+    public var platform: String
+    /// Why no channel serves it.
+    public var reason: String
+
+    /// Creates a value.
+    /// - Parameters:
+    ///   - deviceId: The device id.
+    ///   - platform: Its platform.
+    ///   - reason: Why no channel serves it.
+    public init(deviceId: String, platform: String, reason: String) {
+        self.deviceId = deviceId
+        self.platform = platform
+        self.reason = reason
+    }
+}
+
 /// One channel of a step and the devices it would reach.
 public struct PlannedChannel: Sendable, Equatable {
     /// Channel name.
@@ -70,7 +93,21 @@ public struct PlannedChannel: Sendable, Equatable {
 extension DeliveryPlan {
     /// Stable JSON for `herald explain --format json` (device secrets are never included).
     public var json: JSONValue {
-        .object([
+        var o = baseJSON
+        if !unreachableDevices.isEmpty {
+            o["unreachableDevices"] = .array(
+                unreachableDevices.map {
+                    .object([
+                        "deviceId": .string($0.deviceId), "platform": .string($0.platform),
+                        "reason": .string($0.reason),
+                    ])
+                })
+        }
+        return .object(o)
+    }
+
+    private var baseJSON: [String: JSONValue] {
+        [
             "notificationId": .string(notificationId), "namespace": .string(namespace), "type": .string(type),
             "severity": severity.map { .string($0.rawValue) } ?? .null, "route": .string(route),
             "steps": .array(
@@ -98,7 +135,7 @@ extension DeliveryPlan {
                     if let t = s.timeout { o["timeoutMs"] = .number(Double(t.milliseconds)) }
                     return .object(o)
                 }),
-        ])
+        ]
     }
 
     /// Text for people (`herald explain`).
@@ -127,6 +164,7 @@ extension DeliveryPlan {
             }
         }
         if steps.isEmpty { lines.append("(the route has no steps)") }
+        for d in unreachableDevices { lines.append("unreachable: \(d.deviceId) (\(d.platform)): \(d.reason)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -59,8 +59,25 @@ public enum Planner {
                     index: i, mode: step.mode, applies: applies, notApplicableReason: why, suppression: suppression,
                     unlessDelivered: step.unlessDelivered, timeout: step.timeout, channels: channels))
         }
-        return DeliveryPlan(
+        var plan = DeliveryPlan(
             notificationId: notification.id, namespace: notification.namespace, type: notification.type,
             severity: notification.severity, route: routeName, steps: planned)
+        // Reach depends only on (namespace, platform): judged once per platform, not per device.
+        var reasons: [String: String] = [:]
+        var reachable: Set<String> = []
+        for d in devices where !reachable.contains(d.platform) {
+            if reasons[d.platform] != nil { continue }
+            if let why = reach(of: d, config: config).unreachableReason {
+                reasons[d.platform] = why
+            } else {
+                reachable.insert(d.platform)
+            }
+        }
+        if !reasons.isEmpty {
+            plan.unreachableDevices = devices.compactMap { d in
+                reasons[d.platform].map { UnreachableDevice(deviceId: d.deviceId, platform: d.platform, reason: $0) }
+            }
+        }
+        return plan
     }
 }
