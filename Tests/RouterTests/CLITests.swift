@@ -162,6 +162,34 @@ struct CLI {
         #expect(requests[0].header("webhook-id") == requests[1].header("webhook-id"))
     }
 
+    /// Issue 15 item 1: a receiver answering 429 with `Retry-After: 99999999999999999` used to trap the
+    /// process (Double → Int64). The delivery is now a retry one day out, and later drains do not die on it.
+    @Test(arguments: [429, 503]) func hugeRetryAfterIsARetryNotACrash(_ status: Int) async throws {
+        let server = try await FakeHTTPServer.start()
+        defer { Task { await server.stop() } }
+        try await server.route(
+            "/hooks/notify", [FakeHTTPResponse(status: status, headers: ["retry-after": "99999999999999999"])])
+        let cli = try CLI(configText: Self.config(url: server.baseURL, ca: server.caFile))
+        let env = ["AUDIT_SECRET": Self.secret]
+        let sent = try cli.run(["send", "--format", "json", "--json", #"{"id":"n-huge","title":"t"}"#], env: env)
+        #expect(sent.code == 0, "\(sent.stderr)")
+        let report = try JSONValue.parse(sent.stdout)
+        let audit = try #require(report["deliveries"]?[safe: 0])
+        #expect(audit["outcome"] == "retry")
+        #expect(audit["status"] == .number(Double(status)))
+        // Due again in one day (RetryAfter.maximum), not in 3 billion years.
+        let next = try #require(audit["nextAttemptAt"]?.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) })
+        #expect(abs(next.timeIntervalSinceNow - 86_400) < 300)
+        let drained = try cli.run(["drain", "--format", "json"], env: env)
+        #expect(drained.code == 0, "\(drained.stderr)")
+        let history = try cli.run(["history", "--format", "json", "--id", "n-huge"], env: env)
+        #expect(history.code == 0, "\(history.stderr)")
+        let entry = try #require(JSONValue.parse(history.stdout).arrayValue?.first)
+        let delivery = try #require(entry["deliveries"]?.arrayValue?.first { $0["channel"] == "audit" })
+        #expect(delivery["outcome"] == "retry")
+        #expect(try await server.requests().count == 1)
+    }
+
     @Test func devicesAndExitCodes() throws {
         let cli = try CLI(
             configText: """

@@ -153,7 +153,7 @@ struct HomeAssistantRelay: Sendable {
                 let f = ISO8601DateFormatter()
                 f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
                 if let d = f.date(from: resets) ?? ISO8601DateFormatter().date(from: resets) {
-                    after = .milliseconds(Int64(max(0, d.timeIntervalSince(now)) * 1000))
+                    after = RetryAfter.until(d, now: now)
                 }
             }
             var r = DeliveryResult.retry(target, status: status, reason: reason, retryAfter: after)

@@ -236,7 +236,7 @@ public struct TelegramChannel: Channel {
                 logger.log(
                     level, "getUpdates refused; backing off",
                     ["status": String(response.status), "description": response.reasonText])
-                wait = response.retryAfter.map { .seconds(max(1, $0)) } ?? backoff
+                wait = response.retryAfter.map { max(.seconds(1), RetryAfter.seconds($0)) } ?? backoff
             case .success(let response):
                 backoff = .seconds(1)
                 let updates = (response.result?.arrayValue ?? []).compactMap { u -> (Int, JSONValue)? in

@@ -36,8 +36,10 @@ public struct TelegramTokenBucket: Sendable, Equatable {
             let tokens = o["tokens"]?.numberValue, let at = o["at"]?.numberValue
         else { return }
         self.tokens = min(capacity, max(0, tokens))
-        self.updatedAt = Int64(at)
-        self.pausedUntil = Int64(o["pause"]?.numberValue ?? 0)
+        // Stored numbers are clamped: a damaged document must not trap the conversion or the arithmetic.
+        self.updatedAt = min(max(0, Int64(clamping: at)), updatedAt)
+        self.pausedUntil = max(
+            0, min(Int64(clamping: o["pause"]?.numberValue ?? 0), updatedAt + RetryAfter.maximum.milliseconds))
     }
 
     /// The stored form.
@@ -61,12 +63,14 @@ public struct TelegramTokenBucket: Sendable, Equatable {
             return nil
         }
         let waitMs = ((1 - tokens) / rate * 1000).rounded(.up)
-        return .milliseconds(Int64(max(1, waitMs)))
+        return .milliseconds(max(1, min(Int64(clamping: waitMs), RetryAfter.maximum.milliseconds)))
     }
 
     /// Pauses the bucket until `now + duration` (a later existing pause is kept).
     public mutating func pause(for duration: Duration, now: Date) {
-        pausedUntil = max(pausedUntil, now.millisecondsSince1970 + duration.milliseconds)
+        let (until, overflow) = now.millisecondsSince1970.addingReportingOverflow(
+            RetryAfter.clamp(duration).milliseconds)
+        pausedUntil = max(pausedUntil, overflow ? .max : until)
     }
 }
 
