@@ -199,12 +199,14 @@ struct HomeAssistantRelay: Sendable {
             let response = try await context.http.send(
                 HTTPRequest(
                     url: url, headers: [HTTPHeader("content-type", "application/json")], body: body,
-                    timeout: .seconds(10)))
+                    timeout: .seconds(10), addressPolicy: URLPolicy.addressPolicy(for: url, allowHosts: allowHosts)))
             let now = context.clock.now()
             return HomeAssistantRelay.classify(
                 target, status: response.status, body: response.body, now: now,
                 retryAfter: RetryAfter.parse(response, now: now))
         } catch {
+            // A pushUrl that resolves to an address device URLs may not reach: permanent, never retried.
+            if error.code == .blockedAddress { return .failed(target, reason: RelaySupport.transportReason(error)) }
             return .retry(target, reason: RelaySupport.transportReason(error))
         }
     }
