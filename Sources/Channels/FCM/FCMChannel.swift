@@ -75,6 +75,9 @@ public struct FCMChannel: Channel {
             account: account, http: context.http, clock: context.clock, state: context.state, logger: self.logger)
     }
 
+    /// The service account's private key (whole and line by line), scrubbed from stored results.
+    public var secrets: [String] { Redaction.pemSecrets(account.privateKeyPEM) }
+
     /// `{endpoint}/v1/projects/{project}/messages:send`.
     public var sendURL: String { "\(endpoint)/v1/projects/\(account.projectId)/messages:send" }
 
