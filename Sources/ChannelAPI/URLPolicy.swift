@@ -43,8 +43,11 @@ public enum URLPolicy {
         return comps
     }
 
-    /// Whether `host` names loopback, link-local, private or unspecified space.
+    /// Whether `host` names loopback, link-local, private or unspecified space: a local name, or an IP
+    /// literal in any form (``AddressPolicy/literalRefusal(host:)``). Names that resolve to such space
+    /// are caught when connecting.
     public static func isPrivate(_ host: String) -> Bool {
+        if AddressPolicy.literalRefusal(host: host) != nil { return true }
         var h = Substring(host)
         while let c = h.first, c == "[" || c == "]" { h = h.dropFirst() }
         while let c = h.last, c == "[" || c == "]" { h = h.dropLast() }

@@ -107,3 +107,22 @@ import Testing
         #expect(AddressPolicy.refusal(forIP: "127.1") != nil)  // not an address inet_pton reads: refused
     }
 }
+
+/// The registration-time check reads IP literals the way resolvers do.
+@Suite struct LiteralRefusalTests {
+    @Test(arguments: [
+        "127.1", "2130706433", "0x7f000001", "0177.0.0.1", "0x7f.0.0.1", "[0::1]", "[0:0:0:0:0:0:0:1]",
+        "[::ffff:7f00:1]", "2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "167772161", "0xa000001", "012.0.0.1",
+        "127.0.0.1.",
+    ])
+    func numericFormsOfPrivateAddressesAreRefused(_ host: String) {
+        #expect(AddressPolicy.literalRefusal(host: host) != nil, "\(host)")
+    }
+
+    @Test(arguments: [
+        "8.8.8.8", "134744072", "[2606:4700:4700::1111]", "push.example.net", "fcm.googleapis.com", "1e100.net",
+    ])
+    func publicAddressesAndNamesAreNotRefusedByText(_ host: String) {
+        #expect(AddressPolicy.literalRefusal(host: host) == nil, "\(host)")
+    }
+}

@@ -38,6 +38,27 @@ public enum AddressPolicy: Sendable, Equatable {
         return refusal(for: bytes)
     }
 
+    /// Why the URL host `host` (an IP literal in any form a resolver accepts: `127.1`, `2130706433`,
+    /// `0x7f000001`, `0177.0.0.1`, `[::ffff:7f00:1]`) may not be reached under ``publicOnly``; nil when
+    /// it is a public address or not an IP literal at all (a name: only its resolved address can tell).
+    /// An early, clearer refusal at registration; the connect-time check is what enforces the rule.
+    public static func literalRefusal(host: String) -> String? {
+        var h = Substring(host)
+        if h.first == "[", h.last == "]" { h = h.dropFirst().dropLast() }
+        if h.last == "." { h = h.dropLast() }
+        let text = String(h)
+        var v6 = in6_addr()
+        if text.contains(":") {
+            guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
+            return refusal(for: withUnsafeBytes(of: &v6) { Array($0) })
+        }
+        // inet_aton reads the numeric IPv4 forms URL parsers and resolvers accept (1 to 4 parts, each
+        // decimal, octal with a leading 0 or hex with 0x).
+        var v4 = in_addr()
+        guard !text.isEmpty, text.first?.isNumber == true, inet_aton(text, &v4) != 0 else { return nil }
+        return refusal(for: withUnsafeBytes(of: &v4) { Array($0) })
+    }
+
     /// The bytes of a textual IPv4 or IPv6 address (`inet_pton`), or nil.
     static func parseIP(_ text: String) -> [UInt8]? {
         var v4 = in_addr()
