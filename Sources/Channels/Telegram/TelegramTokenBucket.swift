@@ -37,9 +37,8 @@ public struct TelegramTokenBucket: Sendable, Equatable {
         else { return }
         self.tokens = min(capacity, max(0, tokens))
         // Stored numbers are clamped: a damaged document must not trap the conversion or the arithmetic.
-        self.updatedAt = min(max(0, Int64(clamping: at)), updatedAt)
-        self.pausedUntil = max(
-            0, min(Int64(clamping: o["pause"]?.numberValue ?? 0), updatedAt + RetryAfter.maximum.milliseconds))
+        self.updatedAt = max(0, Int64(clamping: at))
+        self.pausedUntil = max(0, Int64(clamping: o["pause"]?.numberValue ?? 0))
     }
 
     /// The stored form.
@@ -54,10 +53,14 @@ public struct TelegramTokenBucket: Sendable, Equatable {
     public mutating func take(now: Date) -> Duration? {
         let ms = now.millisecondsSince1970
         if ms > updatedAt {
-            tokens = min(capacity, tokens + Double(ms - updatedAt) / 1000 * rate)
+            tokens = min(capacity, tokens + (Double(ms) - Double(updatedAt)) / 1000 * rate)
             updatedAt = ms
         }
-        if pausedUntil > ms { return .milliseconds(pausedUntil - ms) }
+        if pausedUntil > ms {
+            let (wait, overflow) = pausedUntil.subtractingReportingOverflow(ms)
+            return .milliseconds(
+                overflow ? RetryAfter.maximum.milliseconds : min(wait, RetryAfter.maximum.milliseconds))
+        }
         if tokens >= 1 {
             tokens -= 1
             return nil
