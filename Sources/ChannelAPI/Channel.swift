@@ -58,6 +58,12 @@ public protocol Channel: Sendable {
 
     /// Releases resources. The default does nothing.
     func shutdown() async
+
+    /// Secrets this channel knows beyond the config values the router already scrubs (key material
+    /// loaded from files, access tokens it obtained, parts of a token a proxy may echo in another
+    /// encoding). The router removes them from every result's reason and details before storing or
+    /// printing it; read after each `deliver`, so a renewed token is included. The default is none.
+    var secrets: [String] { get }
 }
 
 extension Channel {
@@ -69,6 +75,8 @@ extension Channel {
     public func receive(into sink: ChannelEventSink) async {}
     /// Does nothing.
     public func shutdown() async {}
+    /// None.
+    public var secrets: [String] { [] }
 }
 
 /// An inbound event a channel reports (for example a Telegram button press).

@@ -17,6 +17,12 @@ public final class ChannelConfig: @unchecked Sendable {
     private var entries: [String: (keyNode: ConfigNode, value: ConfigNode)] = [:]
     private var order: [String] = []
     private var used: Set<String> = []
+    /// Values read through ``string(_:)`` under keys that name secrets (``Redaction/isSecretName(_:)``).
+    private var secretValues: [String] = []
+
+    /// The secret values this channel's factory read (bot tokens, webhook and relay secrets, …), after
+    /// environment expansion. The router scrubs them from every delivery result it stores or prints.
+    public var secrets: [String] { secretValues }
 
     /// Wraps a channel's mapping; `ignoring` lists keys the router already handled.
     public init(name: String, node: ConfigNode, ignoring: Set<String> = [], allowHosts: [String] = [])
@@ -55,7 +61,11 @@ public final class ChannelConfig: @unchecked Sendable {
     }
 
     /// An optional string.
-    public func string(_ key: String) throws(ConfigError) -> String? { try node(key)?.string(key) }
+    public func string(_ key: String) throws(ConfigError) -> String? {
+        let value = try node(key)?.string(key)
+        if let value, !value.isEmpty, Redaction.isSecretName(key) { secretValues.append(value) }
+        return value
+    }
 
     /// A required string.
     public func requiredString(_ key: String) throws(ConfigError) -> String {

@@ -69,6 +69,23 @@ public struct Device: Sendable, Equatable {
         return .object(o)
     }
 
+    /// The values of every secret field (``secretFields``, at any depth), for scrubbing them from
+    /// provider answers before they are stored or printed.
+    public var secretValues: [String] {
+        var out: [String] = []
+        func walk(_ o: [String: JSONValue]) {
+            for (k, v) in o {
+                if Device.secretFields.contains(k), let s = v.stringValue {
+                    out.append(s)
+                } else if let nested = v.objectValue {
+                    walk(nested)
+                }
+            }
+        }
+        walk(fields)
+        return out
+    }
+
     static func redact(_ value: JSONValue) -> JSONValue {
         guard case .object(let o) = value else { return value }
         var out: [String: JSONValue] = [:]

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Helpers that keep secrets out of logs and listings.
 public enum Redaction {
     /// A masked form that lets a person tell two values apart without revealing either:
@@ -7,11 +9,68 @@ public enum Redaction {
         return "\(secret.prefix(4))…\(secret.suffix(4))"
     }
 
-    /// Replaces every occurrence of each secret in `text` with `‹redacted›`.
+    /// Replaces every occurrence of each secret in `text` with `‹redacted›`: the secret as it is, and
+    /// its percent-encoded form (a proxy's error page echoing a request path encodes it).
+    /// Secrets shorter than 4 characters are left alone (they would redact ordinary words).
     public static func scrub(_ text: String, secrets: [String]) -> String {
         var out = text
         for s in secrets where s.count >= 4 {
+            guard !out.isEmpty else { break }
             out = out.replacingAll(s, with: "‹redacted›")
+            if let encoded = s.addingPercentEncoding(withAllowedCharacters: unreserved), encoded != s {
+                out = out.replacingAll(encoded, with: "‹redacted›")
+                let lower = lowercasedEscapes(encoded)
+                if lower != encoded { out = out.replacingAll(lower, with: "‹redacted›") }
+            }
+        }
+        return out
+    }
+
+    /// `result` with every secret scrubbed from the text a provider may have echoed: its reason,
+    /// its details and its provider message id.
+    public static func scrub(_ result: DeliveryResult, secrets: [String]) -> DeliveryResult {
+        var r = result
+        r.reason = r.reason.map { scrub($0, secrets: secrets) }
+        r.providerMessageId = r.providerMessageId.map { scrub($0, secrets: secrets) }
+        if !r.details.isEmpty { r.details = r.details.mapValues { scrub($0, secrets: secrets) } }
+        return r
+    }
+
+    /// The strings to scrub for PEM key material: the whole text and each base64 line of its body
+    /// (an answer may echo a line, not the whole block).
+    public static func pemSecrets(_ pem: String) -> [String] {
+        let lines = pem.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        return [pem] + lines.filter { $0.count >= 16 && !$0.hasPrefix("-----") }
+    }
+
+    /// Whether a config key names a secret (`bot-token`, `secret`, `token`, `password`, `api-key`,
+    /// `private-key`, …): its value is scrubbed from everything stored or printed.
+    public static func isSecretName(_ key: String) -> Bool {
+        let k = key.lowercased()
+        if k == "key" || k.hasSuffix("-key") || k.hasSuffix("_key") { return !k.contains("public") }
+        return ["token", "secret", "password", "passphrase", "credential", "private", "auth"].contains {
+            k.contains($0)
+        }
+    }
+
+    /// RFC 3986 unreserved characters: everything else is percent-encoded.
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// `%3A` → `%3a`.
+    private static func lowercasedEscapes(_ s: String) -> String {
+        var out = ""
+        var pending = 0
+        for c in s {
+            if c == "%" {
+                pending = 2
+                out.append(c)
+            } else if pending > 0 {
+                pending -= 1
+                out += c.lowercased()
+            } else {
+                out.append(c)
+            }
         }
         return out
     }

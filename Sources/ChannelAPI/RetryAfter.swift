@@ -2,21 +2,57 @@ import Foundation
 import HeraldHTTP
 
 /// Reading a provider's "try again later" signal.
+///
+/// Every delay read from the network (a `Retry-After` header, Telegram's `retry_after`, a relay's
+/// `resetsAt`) passes through here and is clamped to `0...`\(``maximum``), so that an answer such as
+/// `Retry-After: 99999999999999999` becomes a one-day wait instead of a trap in a conversion.
 public enum RetryAfter {
+    /// The longest delay Herald honours from a provider: one day. Longer requests are cut to it.
+    public static let maximum: Duration = .seconds(86_400)
+
     /// Parses an HTTP `Retry-After` value: delta seconds or an HTTP date (relative to `now`).
+    ///
+    /// The result is clamped to `0...`\(``maximum``): a huge number of seconds (even one that does
+    /// not fit an integer) or a far-future date gives ``maximum``, a past date gives zero.
+    /// - Returns: The delay, or nil when the value is neither form (garbage, a negative number).
     public static func parse(_ value: String, now: Date) -> Duration? {
         let t = value.trimmingCharacters(in: .whitespaces)
-        if let s = Int(t), s >= 0 { return .seconds(s) }
+        if !t.isEmpty, t.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            // delay-seconds = 1*DIGIT (RFC 9110 §10.2.3); too many digits for an Int is simply "very long".
+            guard let s = Int(t) else { return maximum }
+            return seconds(s)
+        }
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.timeZone = TimeZone(identifier: "GMT")
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             f.dateFormat = format
-            if let d = f.date(from: t) {
-                return .milliseconds(Int64(max(0, d.timeIntervalSince(now)) * 1000))
-            }
+            if let d = f.date(from: t) { return until(d, now: now) }
         }
         return nil
+    }
+
+    /// `seconds` as a delay, clamped to `0...`\(``maximum``).
+    public static func seconds(_ seconds: Int) -> Duration {
+        .seconds(min(max(0, seconds), 86_400))
+    }
+
+    /// `seconds` (possibly fractional, negative, infinite or NaN) as a delay, clamped to
+    /// `0...`\(``maximum``); nil for NaN.
+    public static func seconds(_ seconds: Double) -> Duration? {
+        guard !seconds.isNaN else { return nil }
+        let clamped = min(max(0, seconds), 86_400)
+        return .milliseconds(Int64((clamped * 1000).rounded(.up)))
+    }
+
+    /// The delay from `now` until `date`, clamped to `0...`\(``maximum``).
+    public static func until(_ date: Date, now: Date) -> Duration {
+        seconds(date.timeIntervalSince(now)) ?? .zero
+    }
+
+    /// `duration` clamped to `0...`\(``maximum``).
+    public static func clamp(_ duration: Duration) -> Duration {
+        min(max(.zero, duration), maximum)
     }
 }
 

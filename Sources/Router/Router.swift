@@ -73,7 +73,9 @@ public final class Router: Sendable {
     public var config: HeraldConfig { currentGraph.config }
 
     /// A channel instance by name (for channel-specific features such as `keys vapid`).
-    public func channel(named name: String) -> (any Channel)? { currentGraph.channels[name] }
+    public func channel(named name: String) -> (any Channel)? {
+        currentGraph.channels[name].map { ($0 as? SecretScrubbingChannel)?.inner ?? $0 }
+    }
 
     /// A new subscription to router events. Each call returns an independent stream.
     public func events() -> AsyncStream<RouterEvent> { hub.subscribe() }

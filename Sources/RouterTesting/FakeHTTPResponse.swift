@@ -6,7 +6,8 @@ public struct FakeHTTPResponse: Sendable {
     /// unless `transfer-encoding: chunked` is given: then the body is sent without a length (chunked over
     /// HTTP/1.1, plain DATA frames over HTTP/2), as a streaming server would.
     public var headers: [String: String]
-    /// The response body.
+    /// The response body. Every `{{path}}` in it is replaced by the request's path (with its query), as
+    /// an error page that echoes the request would.
     public var body: [UInt8]
     /// How long the server waits before answering; `nil` answers at once. Other requests are not held up.
     public var delay: Duration?

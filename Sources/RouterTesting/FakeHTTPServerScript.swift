@@ -80,6 +80,10 @@ extension FakeHTTPServer {
                     return {"status": 404, "headers": {}, "body": b"", "delay": 0}
                 r = responses[min(route["next"], len(responses) - 1)]
                 route["next"] += 1
+                if b"{{path}}" in r["body"]:
+                    # An echoing server (a proxy's error page showing the request path).
+                    raw = path if isinstance(path, bytes) else str(path).encode("utf-8", "replace")
+                    r = dict(r, body=r["body"].replace(b"{{path}}", raw))
                 return r
 
 

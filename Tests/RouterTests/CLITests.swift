@@ -162,6 +162,91 @@ struct CLI {
         #expect(requests[0].header("webhook-id") == requests[1].header("webhook-id"))
     }
 
+    /// Issue 15 item 1: a receiver answering 429 with `Retry-After: 99999999999999999` used to trap the
+    /// process (Double → Int64). The delivery is now a retry one day out, and later drains do not die on it.
+    @Test(arguments: [429, 503]) func hugeRetryAfterIsARetryNotACrash(_ status: Int) async throws {
+        let server = try await FakeHTTPServer.start()
+        defer { Task { await server.stop() } }
+        try await server.route(
+            "/hooks/notify", [FakeHTTPResponse(status: status, headers: ["retry-after": "99999999999999999"])])
+        let cli = try CLI(configText: Self.config(url: server.baseURL, ca: server.caFile))
+        let env = ["AUDIT_SECRET": Self.secret]
+        let sent = try cli.run(["send", "--format", "json", "--json", #"{"id":"n-huge","title":"t"}"#], env: env)
+        #expect(sent.code == 0, "\(sent.stderr)")
+        let report = try JSONValue.parse(sent.stdout)
+        let audit = try #require(report["deliveries"]?[safe: 0])
+        #expect(audit["outcome"] == "retry")
+        #expect(audit["status"] == .number(Double(status)))
+        // Due again in one day (RetryAfter.maximum), not in 3 billion years.
+        let next = try #require(audit["nextAttemptAt"]?.stringValue.flatMap { ISO8601DateFormatter().date(from: $0) })
+        #expect(abs(next.timeIntervalSinceNow - 86_400) < 300)
+        let drained = try cli.run(["drain", "--format", "json"], env: env)
+        #expect(drained.code == 0, "\(drained.stderr)")
+        let history = try cli.run(["history", "--format", "json", "--id", "n-huge"], env: env)
+        #expect(history.code == 0, "\(history.stderr)")
+        let entry = try #require(JSONValue.parse(history.stdout).arrayValue?.first)
+        let delivery = try #require(entry["deliveries"]?.arrayValue?.first { $0["channel"] == "audit" })
+        #expect(delivery["outcome"] == "retry")
+        #expect(try await server.requests().count == 1)
+    }
+
+    /// Issue 15 item 10: a Bot API endpoint (or a proxy in front of it) answering 502 with an HTML page
+    /// that echoes the request path used to put the bot token into the delivery reason, and so into the
+    /// `send` output, `history` and the store. It appears nowhere now, in no encoding.
+    @Test func echoedBotTokenIsScrubbedEverywhere() async throws {
+        let server = try await FakeHTTPServer.start()
+        defer { Task { await server.stop() } }
+        let page = "<html><body><h1>502 Bad Gateway</h1><p>upstream failed for {{path}}</p></body></html>"
+        try await server.route(
+            "/", [FakeHTTPResponse(status: 502, headers: ["content-type": "text/html"], body: Array(page.utf8))])
+        let token = "7341234567:AAHsecretPartOfTheBotTokenXYZ0123456789"
+        let secretPart = "AAHsecretPartOfTheBotTokenXYZ0123456789"
+        let cli = try CLI(
+            configText: """
+                version: 1
+                store: { path: ./herald.db }
+                tls: { ca-file: \(server.caFile) }
+                channels:
+                  tg:
+                    type: telegram
+                    bot-token: ${TG_TOKEN}
+                    api: \(server.baseURL)
+                    retry: { attempts: 1 }
+                routes:
+                  default:
+                    - deliver: [tg]
+                """)
+        let env = ["TG_TOKEN": token]
+        let reg = try cli.run(
+            ["devices", "register"], stdin: #"{"deviceId":"me","platform":"telegram","chatId":424242}"#, env: env)
+        #expect(reg.code == 0, "\(reg.stderr)")
+        let sent = try cli.run(["send", "--format", "json", "--json", #"{"id":"n-tg","title":"t"}"#], env: env)
+        #expect(sent.code == 0, "\(sent.stderr)")
+        // The fake really echoed the token: the request path carried it.
+        let requests = try await server.requests()
+        #expect(requests.contains { $0.path.contains(secretPart) })
+        let report = try JSONValue.parse(sent.stdout)
+        let reason = try #require(report["deliveries"]?[safe: 0]?["reason"]?.stringValue)
+        #expect(reason.contains("‹redacted›"), "\(reason)")
+        #expect(reason.contains("502"), "\(reason)")
+        let history = try cli.run(["history", "--format", "json", "--id", "n-tg"], env: env)
+        #expect(history.code == 0)
+        #expect(history.stdout.contains("‹redacted›"))
+        let text = try cli.run(["history", "--id", "n-tg"], env: env)
+        let store = try Data(contentsOf: URL(fileURLWithPath: cli.home + "/herald.db"))
+        let wal = (try? Data(contentsOf: URL(fileURLWithPath: cli.home + "/herald.db-wal"))) ?? Data()
+        for leak in [secretPart, String(secretPart.prefix(20)), "7341234567%3A"] {
+            for (name, output) in [
+                ("send stdout", sent.stdout), ("send stderr", sent.stderr), ("history json", history.stdout),
+                ("history", text.stdout + text.stderr),
+            ] {
+                #expect(!output.contains(leak), "\(name) leaks \(leak)")
+            }
+            #expect(store.range(of: Data(leak.utf8)) == nil, "the store file leaks \(leak)")
+            #expect(wal.range(of: Data(leak.utf8)) == nil, "the store's WAL leaks \(leak)")
+        }
+    }
+
     @Test func devicesAndExitCodes() throws {
         let cli = try CLI(
             configText: """

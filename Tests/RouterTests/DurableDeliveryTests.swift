@@ -258,3 +258,16 @@ import Testing
         #expect(try h.router.history(id: n.id).isEmpty)
     }
 }
+
+/// A provider's delay reaches the retry decision clamped to one day (issue 15 item 1).
+@Suite struct RetryDelayClampTests {
+    @Test func hugeRetryAfterIsCutToOneDay() {
+        let p = RetryPolicy(maxAttempts: 5, initialDelay: .seconds(2), maxDelay: .seconds(10))
+        let t0 = Date(timeIntervalSince1970: 1000)
+        for huge in [Duration.seconds(99_999_999_999_999_999), .seconds(Int64.max), .seconds(86_401)] {
+            #expect(
+                p.decide(attempt: 1, now: t0, retryAfter: huge, expiresAt: nil, jitter: 1)
+                    == .retry(at: t0.addingTimeInterval(86_400)))
+        }
+    }
+}

@@ -22,6 +22,13 @@ CURLMcode herald_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { retur
 CURLcode herald_curl_easy_setopt_closesocket(CURL *h, int (*fn)(void *, curl_socket_t)) {
     return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, fn);
 }
+CURLcode herald_curl_easy_setopt_opensocket(
+    CURL *h, curl_socket_t (*fn)(void *, curlsocktype, struct curl_sockaddr *)) {
+    return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, fn);
+}
+CURLcode herald_curl_easy_setopt_prereq(CURL *h, int (*fn)(void *, char *, char *, int, int)) {
+    return curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, fn);
+}
 
 int herald_tcp_cork(int fd) {
 #ifdef TCP_CORK

@@ -111,6 +111,9 @@ public final class APNsChannel: Channel {
             clock: context.clock, logger: context.logger)
     }
 
+    /// The provider token in use (a bearer credential), scrubbed from stored results.
+    public var secrets: [String] { tokens.current.map { [$0] } ?? [] }
+
     // MARK: Registration
 
     /// Accepts `ios` devices with a hex token; with `encryption: hapi-v1` a device must carry a

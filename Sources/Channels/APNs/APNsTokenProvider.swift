@@ -29,6 +29,9 @@ final class APNsTokenProvider: Sendable {
     }
 
     /// The token to send now. `replacing` is a JWT that APNs called expired.
+    /// The provider token in memory, if one was signed or loaded (a bearer credential for an hour).
+    var current: String? { memory.withLock { $0?.jwt } }
+
     func token(replacing: String? = nil) throws(CryptoError) -> APNsProviderToken {
         let now = clock.now().secondsSince1970
         if replacing == nil, let cached = memory.withLock({ $0 }), cached.keyID == keyID, !cached.needsRenewal(at: now)

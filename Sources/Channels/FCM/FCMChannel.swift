@@ -77,6 +77,13 @@ public struct FCMChannel: Channel {
             account: account, http: context.http, clock: context.clock, state: context.state, logger: self.logger)
     }
 
+    /// The service account's private key (whole and line by line) and the access token in use (read
+    /// from the shared state), scrubbed from stored results.
+    public var secrets: [String] {
+        let token = (try? tokens.state.json(forKey: account.cacheKey)).flatMap(FCMAccessToken.init(stateJSON:))
+        return Redaction.pemSecrets(account.privateKeyPEM) + (token.map { [$0.value] } ?? [])
+    }
+
     /// `{endpoint}/v1/projects/{project}/messages:send`.
     public var sendURL: String { "\(endpoint)/v1/projects/\(account.projectId)/messages:send" }
 

@@ -153,7 +153,7 @@ struct HomeAssistantRelay: Sendable {
                 let f = ISO8601DateFormatter()
                 f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
                 if let d = f.date(from: resets) ?? ISO8601DateFormatter().date(from: resets) {
-                    after = .milliseconds(Int64(max(0, d.timeIntervalSince(now)) * 1000))
+                    after = RetryAfter.until(d, now: now)
                 }
             }
             var r = DeliveryResult.retry(target, status: status, reason: reason, retryAfter: after)
@@ -199,12 +199,14 @@ struct HomeAssistantRelay: Sendable {
             let response = try await context.http.send(
                 HTTPRequest(
                     url: url, headers: [HTTPHeader("content-type", "application/json")], body: body,
-                    timeout: .seconds(10)))
+                    timeout: .seconds(10), addressPolicy: URLPolicy.addressPolicy(for: url, allowHosts: allowHosts)))
             let now = context.clock.now()
             return HomeAssistantRelay.classify(
                 target, status: response.status, body: response.body, now: now,
                 retryAfter: RetryAfter.parse(response, now: now))
         } catch {
+            // A pushUrl that resolves to an address device URLs may not reach: permanent, never retried.
+            if error.code == .blockedAddress { return .failed(target, reason: RelaySupport.transportReason(error)) }
             return .retry(target, reason: RelaySupport.transportReason(error))
         }
     }

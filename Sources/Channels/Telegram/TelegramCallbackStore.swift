@@ -52,7 +52,8 @@ struct TelegramCallbackRecord: Sendable, Equatable {
         self.init(
             notificationId: n, actionId: a, actionTitle: o["t"]?.stringValue ?? a,
             destructive: o["x"]?.boolValue ?? false,
-            chat: c, messageId: o["m"]?.intValue, expiresAt: Int64(e), group: g, deviceId: o["d"]?.stringValue)
+            chat: c, messageId: o["m"]?.intValue, expiresAt: Int64(clamping: e), group: g, deviceId: o["d"]?.stringValue
+        )
     }
 }
 

@@ -47,6 +47,14 @@ public struct TelegramChannel: Channel {
             state: context.state, random: context.random, ttl: configuration.callbackTTL)
     }
 
+    /// The bot token, and its secret part after `:` on its own (a proxy that percent-encodes or
+    /// otherwise rewrites the `:` of an echoed request path still leaks that part).
+    public var secrets: [String] {
+        let token = configuration.botToken
+        guard let colon = token.firstIndex(of: ":") else { return [token] }
+        return [token, String(token[token.index(after: colon)...])]
+    }
+
     // MARK: - Registration
 
     /// Accepts a `chatId` that is a numeric chat id or an `@channelname`.
@@ -236,7 +244,7 @@ public struct TelegramChannel: Channel {
                 logger.log(
                     level, "getUpdates refused; backing off",
                     ["status": String(response.status), "description": response.reasonText])
-                wait = response.retryAfter.map { .seconds(max(1, $0)) } ?? backoff
+                wait = response.retryAfter.map { max(.seconds(1), RetryAfter.seconds($0)) } ?? backoff
             case .success(let response):
                 backoff = .seconds(1)
                 let updates = (response.result?.arrayValue ?? []).compactMap { u -> (Int, JSONValue)? in

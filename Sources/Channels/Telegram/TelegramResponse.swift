@@ -79,10 +79,10 @@ public enum TelegramOutcome: Sendable, Equatable {
         let lower = text.lowercased()
         let code = response.errorCode == 0 ? response.status : response.errorCode
         if code == 429 || response.status == 429 {
-            return .retry(reason: response.reasonText, retryAfter: response.retryAfter.map { .seconds(max(0, $0)) })
+            return .retry(reason: response.reasonText, retryAfter: response.retryAfter.map(RetryAfter.seconds(_:)))
         }
         if (500...599).contains(code) || (500...599).contains(response.status) {
-            return .retry(reason: response.reasonText, retryAfter: response.retryAfter.map { .seconds(max(0, $0)) })
+            return .retry(reason: response.reasonText, retryAfter: response.retryAfter.map(RetryAfter.seconds(_:)))
         }
         if code == 401 || response.status == 401 {
             return .configuration(reason: "bot token rejected (401)")

@@ -36,8 +36,9 @@ public struct TelegramTokenBucket: Sendable, Equatable {
             let tokens = o["tokens"]?.numberValue, let at = o["at"]?.numberValue
         else { return }
         self.tokens = min(capacity, max(0, tokens))
-        self.updatedAt = Int64(at)
-        self.pausedUntil = Int64(o["pause"]?.numberValue ?? 0)
+        // Stored numbers are clamped: a damaged document must not trap the conversion or the arithmetic.
+        self.updatedAt = max(0, Int64(clamping: at))
+        self.pausedUntil = max(0, Int64(clamping: o["pause"]?.numberValue ?? 0))
     }
 
     /// The stored form.
@@ -52,21 +53,27 @@ public struct TelegramTokenBucket: Sendable, Equatable {
     public mutating func take(now: Date) -> Duration? {
         let ms = now.millisecondsSince1970
         if ms > updatedAt {
-            tokens = min(capacity, tokens + Double(ms - updatedAt) / 1000 * rate)
+            tokens = min(capacity, tokens + (Double(ms) - Double(updatedAt)) / 1000 * rate)
             updatedAt = ms
         }
-        if pausedUntil > ms { return .milliseconds(pausedUntil - ms) }
+        if pausedUntil > ms {
+            let (wait, overflow) = pausedUntil.subtractingReportingOverflow(ms)
+            return .milliseconds(
+                overflow ? RetryAfter.maximum.milliseconds : min(wait, RetryAfter.maximum.milliseconds))
+        }
         if tokens >= 1 {
             tokens -= 1
             return nil
         }
         let waitMs = ((1 - tokens) / rate * 1000).rounded(.up)
-        return .milliseconds(Int64(max(1, waitMs)))
+        return .milliseconds(max(1, min(Int64(clamping: waitMs), RetryAfter.maximum.milliseconds)))
     }
 
     /// Pauses the bucket until `now + duration` (a later existing pause is kept).
     public mutating func pause(for duration: Duration, now: Date) {
-        pausedUntil = max(pausedUntil, now.millisecondsSince1970 + duration.milliseconds)
+        let (until, overflow) = now.millisecondsSince1970.addingReportingOverflow(
+            RetryAfter.clamp(duration).milliseconds)
+        pausedUntil = max(pausedUntil, overflow ? .max : until)
     }
 }
 

@@ -196,7 +196,11 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
             Base64.urlEncode(sub.key.publicKey.x963Representation),
         ]
         return .success(
-            (HTTPRequest(method: "POST", url: sub.endpoint, headers: all, body: body), audience, key, secrets))
+            (
+                HTTPRequest(
+                    method: "POST", url: sub.endpoint, headers: all, body: body, addressPolicy: sub.addressPolicy),
+                audience, key, secrets
+            ))
     }
 
     /// The last parsed key ring and the stored bytes it came from.
@@ -248,6 +252,8 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         case .failure(let error):
             let text = Redaction.scrub(error.description, secrets: prepared.secrets)
             if error.code == .invalidRequest { return .failed(target, reason: "request refused locally: \(text)") }
+            // The endpoint resolved to an address device URLs may not reach: permanent, never retried.
+            if error.code == .blockedAddress { return .failed(target, reason: text) }
             return .retry(target, reason: "transport: \(text)")
         }
         switch WebPushResponse.classify(

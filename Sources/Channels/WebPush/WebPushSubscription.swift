@@ -1,5 +1,6 @@
 import ChannelAPI
 import HeraldCrypto
+import HeraldHTTP
 
 /// A device's `subscription` (`{endpoint, keys: {p256dh, auth}}`), parsed and validated: the
 /// endpoint passes ``URLPolicy`` and the keys are a P-256 point and a 16-byte secret.
@@ -10,6 +11,8 @@ public struct WebPushSubscription: Sendable {
     public let key: WebPushSubscriberKey
     /// The VAPID `aud` for this endpoint (its origin), computed once.
     public let audience: String?
+    /// Where a push to ``endpoint`` may connect: public addresses only, unless `allow-hosts` names its host.
+    public let addressPolicy: AddressPolicy
 
     /// Parses `device.fields["subscription"]`; errors name the field
     /// (`subscription.endpoint`, `subscription.keys.p256dh`, `subscription.keys.auth`).
@@ -58,6 +61,7 @@ public struct WebPushSubscription: Sendable {
         }
         self.endpoint = endpoint
         self.audience = VAPID.audience(of: parsed)
+        self.addressPolicy = URLPolicy.isAllowListed(parsed, allowHosts: allowHosts) ? .any : .publicOnly
     }
 
     /// The subscription as stored: keys normalised to unpadded base64url.

@@ -1,3 +1,4 @@
+import ChannelAPI
 import Foundation
 
 /// Exponential backoff with jitter, per channel (`retry: { attempts, initial, max }`).
@@ -33,14 +34,16 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The decision after attempt `attempt` (1-based) failed at `now`.
     ///
     /// - Parameters:
-    ///   - retryAfter: the provider's requested delay, honoured exactly (it wins over backoff).
+    ///   - retryAfter: the provider's requested delay, honoured exactly (it wins over backoff) up to
+    ///     ``RetryAfter/maximum`` (one day); a longer one is cut to it.
     ///   - expiresAt: the notification's TTL deadline; no attempt is scheduled after it.
     ///   - jitter: a value in `0..<1`; the backoff delay is scaled into `[50%, 100%]` of its value.
     public func decide(attempt: Int, now: Date, retryAfter: Duration?, expiresAt: Date?, jitter: Double) -> Decision {
         guard attempt < maxAttempts else { return .giveUp("gave up after \(attempt) attempts") }
         let delay: Duration
         if let retryAfter, retryAfter > .zero {
-            delay = retryAfter
+            // A channel's delay comes from the network: never more than RetryAfter.maximum (one day).
+            delay = RetryAfter.clamp(retryAfter)
         } else {
             delay = backoff(attempt: attempt, jitter: jitter)
         }

@@ -30,7 +30,7 @@ final class RouterGraph: Sendable {
                 state: store.channelState(spec.name))
             let channel = try factory.make(channelConfig, context)
             try channelConfig.finish()
-            channels[spec.name] = channel
+            channels[spec.name] = SecretScrubbingChannel(inner: channel, configSecrets: channelConfig.secrets)
         }
         return RouterGraph(config: config, channels: channels)
     }

@@ -343,6 +343,13 @@ final class EventLoop: @unchecked Sendable {
     private func result(of transfer: Transfer, code: CURLcode) -> TransferResult {
         let handle = transfer.easy.handle
         guard code == CURLE_OK else {
+            if let blocked = transfer.blockedAddress {
+                return .failure(
+                    HTTPError(
+                        .blockedAddress,
+                        "refused to connect to \(blocked): this URL may only reach public addresses unless allow-hosts names its host",
+                        curlCode: Int(code.rawValue)))
+            }
             return .failure(Curl.error(for: code, message: transfer.easy.errorText, tooLarge: transfer.tooLarge))
         }
         var status = 0
@@ -586,6 +593,66 @@ final class EventLoop: @unchecked Sendable {
         if corked.remove(fd) { stats.socketsCorked.subtract(1, ordering: .relaxed) }
     }
 
+    /// Lets `transfer` reach public addresses only (``AddressPolicy/publicOnly``): libcurl's open-socket
+    /// callback refuses a resolved address before connecting to it, and the pre-request callback refuses a
+    /// connection whose peer is not public before a request is sent on it (a reused connection, opened
+    /// earlier for a request that was allowed to reach it, is never checked by the open-socket callback).
+    private func restrictAddresses(of transfer: Transfer, _ check: (CURLcode) -> Void) {
+        let handle = transfer.easy.handle
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        check(
+            herald_curl_easy_setopt_opensocket(handle) { context, _, address in
+                guard let context, let address else { return -1 }
+                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+                let (bytes, text) = EventLoop.peer(address)
+                if let why = AddressPolicy.refusal(for: bytes) {
+                    transfer.blockedAddress = "\(text) (\(why))"
+                    return -1  // CURL_SOCKET_BAD: libcurl tries the next address, or fails to connect
+                }
+                return socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+            })
+        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_OPENSOCKETDATA, context))
+        check(
+            herald_curl_easy_setopt_prereq(handle) { context, primaryIP, _, _, _ in
+                guard let context, let primaryIP else { return 1 }
+                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+                let ip = String(cString: primaryIP)
+                if let why = AddressPolicy.refusal(forIP: ip) {
+                    transfer.blockedAddress = "\(ip) (\(why))"
+                    return 1  // CURL_PREREQFUNC_ABORT
+                }
+                return 0  // CURL_PREREQFUNC_OK
+            })
+        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_PREREQDATA, context))
+    }
+
+    /// The address bytes (network order) and text of the socket address libcurl is about to connect to;
+    /// no bytes for a family other than IPv4 and IPv6 (refused).
+    private static func peer(_ address: UnsafeMutablePointer<curl_sockaddr>) -> (bytes: [UInt8], text: String) {
+        guard let offset = MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr) else { return ([], "?") }
+        // libcurl's storage behind `addr` is large enough for the family's sockaddr (`addrlen` bytes).
+        let raw = UnsafeRawPointer(address) + offset
+        let length = Int(address.pointee.addrlen)
+        var bytes: [UInt8] = []
+        switch address.pointee.family {
+        case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
+            var sin = raw.loadUnaligned(as: sockaddr_in.self)
+            bytes = withUnsafeBytes(of: &sin.sin_addr) { Array($0) }
+        case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
+            var sin6 = raw.loadUnaligned(as: sockaddr_in6.self)
+            bytes = withUnsafeBytes(of: &sin6.sin6_addr) { Array($0) }
+        default:
+            return ([], "an address of family \(address.pointee.family)")
+        }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let family = bytes.count == 4 ? AF_INET : AF_INET6
+        let text = bytes.withUnsafeBytes { src in
+            inet_ntop(family, src.baseAddress, &buffer, socklen_t(buffer.count)) != nil
+                ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+        }
+        return (bytes, text)
+    }
+
     /// Sets every option of one transfer; returns an error when libcurl rejects one.
     private func configure(_ transfer: Transfer, _ request: HTTPRequest, _ headerList: HeaderList) -> HTTPError? {
         let handle = transfer.easy.handle
@@ -601,6 +668,8 @@ final class EventLoop: @unchecked Sendable {
         setLong(CURLOPT_NOSIGNAL, 1)
         setLong(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         setLong(CURLOPT_PIPEWAIT, 1)
+        // Redirects are never followed (also libcurl's default): a 3xx is an answer, not a new destination.
+        setLong(CURLOPT_FOLLOWLOCATION, 0)
         // Peer and host verification are libcurl's defaults (restored by curl_easy_reset) and never changed.
         if let caFile = settings.caFile { setString(CURLOPT_CAINFO, caFile) }
         let timeout = request.timeout.map(Curl.milliseconds) ?? settings.defaultTimeoutMs
@@ -677,6 +746,8 @@ final class EventLoop: @unchecked Sendable {
                 })
             check(herald_curl_easy_setopt_ptr(handle, CURLOPT_CLOSESOCKETDATA, loop))
         }
+
+        if request.addressPolicy == .publicOnly { restrictAddresses(of: transfer, check) }
 
         if failed == CURLE_OK { return nil }
         let text = String(cString: curl_easy_strerror(failed))

@@ -18,6 +18,9 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case invalidRequest
         /// Any other transport failure (connection reset, protocol error, ...).
         case transport
+        /// The request's ``AddressPolicy`` refused the address the host resolved to (or the address of
+        /// the connection it would have reused); nothing was sent. Permanent for this URL.
+        case blockedAddress = "blocked-address"
     }
 
     /// The kind of failure.
@@ -42,7 +45,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     public var isTransient: Bool {
         switch code {
         case .timeout, .connectFailed, .transport: true
-        case .tls, .cancelled, .responseTooLarge, .shutdown, .invalidRequest: false
+        case .tls, .cancelled, .responseTooLarge, .shutdown, .invalidRequest, .blockedAddress: false
         }
     }
 

@@ -12,6 +12,9 @@ public struct HTTPRequest: Sendable {
     public var timeout: Duration?
     /// Largest response body accepted for this request; `nil` uses the client's default.
     public var maxResponseBytes: Int?
+    /// Which addresses the connection may reach, checked on the resolved address when connecting;
+    /// ``AddressPolicy/any`` unless given. Device-supplied URLs use ``AddressPolicy/publicOnly``.
+    public var addressPolicy: AddressPolicy
 
     /// Creates a request.
     /// - Parameters:
@@ -21,9 +24,10 @@ public struct HTTPRequest: Sendable {
     ///   - body: The request body.
     ///   - timeout: Total time allowed; `nil` for the client's default.
     ///   - maxResponseBytes: Largest response body accepted; `nil` for the client's default.
+    ///   - addressPolicy: Which peer addresses the connection may reach.
     public init(
         method: String = "POST", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [],
-        timeout: Duration? = nil, maxResponseBytes: Int? = nil
+        timeout: Duration? = nil, maxResponseBytes: Int? = nil, addressPolicy: AddressPolicy = .any
     ) {
         self.method = method
         self.url = url
@@ -31,5 +35,6 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
+        self.addressPolicy = addressPolicy
     }
 }

@@ -246,6 +246,9 @@ final class Transfer {
     var headerBytes: [UInt8] = []
     var body: [UInt8] = []
     var tooLarge = false
+    /// Set by the address check (``AddressPolicy/publicOnly``) when it refused a peer address: the
+    /// address and its class, for the error.
+    var blockedAddress: String?
 
     init(completion: Completion, easy: EasyHandle, host: String, limit: Int) {
         self.completion = completion

@@ -259,3 +259,15 @@ struct HomeAssistantSecretboxTests {
         await setup.stop()
     }
 }
+
+/// Issue 15 item 1: a relay's `rateLimits.resetsAt` far in the future is a one-day retry, not a trap.
+@Suite struct HomeAssistantRelayClampTests {
+    @Test(arguments: ["9999-12-31T23:59:59Z", "9999-12-31T23:59:59.999Z"]) func farFutureResetIsCut(_ resets: String) {
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        let target = DeliveryTarget(device: Device(deviceId: "d", platform: "mobile-app"), deliveryId: "1")
+        let body = #"{"rateLimits":{"resetsAt":"\#(resets)"}}"#
+        let r = HomeAssistantRelay.classify(target, status: 429, body: Array(body.utf8), now: now, retryAfter: nil)
+        #expect(r.outcome == .retry)
+        #expect(r.retryAfter == RetryAfter.maximum)
+    }
+}

@@ -299,3 +299,30 @@ struct TelegramPureTests {
         }
     }
 }
+
+/// Issue 15 item 1: Telegram's `retry_after` and stored bucket numbers never trap.
+@Suite struct TelegramNumberClampTests {
+    @Test func hugeRetryAfterIsCutToOneDay() throws {
+        let body =
+            #"{"ok":false,"error_code":429,"description":"Too Many Requests","parameters":{"retry_after":9007199254740991}}"#
+        let response = TelegramResponse(status: 429, body: Array(body.utf8))
+        #expect(
+            TelegramOutcome.classify(response) == .retry(reason: response.reasonText, retryAfter: RetryAfter.maximum))
+        let negative = #"{"ok":false,"error_code":429,"description":"x","parameters":{"retry_after":-5}}"#
+        #expect(
+            TelegramOutcome.classify(TelegramResponse(status: 429, body: Array(negative.utf8)))
+                == .retry(reason: "429: x", retryAfter: .zero))
+    }
+
+    @Test func hugePauseAndDamagedStateDoNotTrap() {
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        var b = TelegramTokenBucket(rate: 1, capacity: 1, now: now)
+        b.pause(for: .seconds(Int64.max), now: now)
+        #expect(b.take(now: now) == RetryAfter.maximum)
+        let damaged = Array(#"{"tokens":0,"at":-1e300,"pause":1e300}"#.utf8)
+        var r = TelegramTokenBucket(stored: damaged, rate: 0, capacity: 1, now: now)
+        #expect(r.take(now: now) == RetryAfter.maximum)
+        var z = TelegramTokenBucket(stored: Array(#"{"tokens":0,"at":1e300}"#.utf8), rate: 0, capacity: 1, now: now)
+        #expect(z.take(now: now) == RetryAfter.maximum)
+    }
+}

@@ -41,9 +41,10 @@ struct WebPushHarness {
     let state: InMemoryChannelState
     let clock: ManualClock
 
-    static func start(state: InMemoryChannelState = InMemoryChannelState(), padding: String = "bucket") async throws
-        -> WebPushHarness
-    {
+    static func start(
+        state: InMemoryChannelState = InMemoryChannelState(), padding: String = "bucket",
+        allowHosts: [String] = ["127.0.0.1"]
+    ) async throws -> WebPushHarness {
         let server = try await FakeHTTPServer.start()
         let sink = RecordingLogSink()
         let clock = ManualClock()
@@ -52,7 +53,7 @@ struct WebPushHarness {
             random: SystemRandom(), logger: ChannelLogger(source: "webpush", sink: sink, clock: clock), state: state)
         let config = try webPushConfig(
             #"{type: webpush, vapid: {subject: "mailto:ops@example.com"}, padding: \#(padding)}"#,
-            allowHosts: ["127.0.0.1"])
+            allowHosts: allowHosts)
         guard let channel = try WebPushChannel.factory.make(config, context) as? WebPushChannel else {
             throw ValidationError(field: "channel", "factory did not make a WebPushChannel")
         }
@@ -358,6 +359,45 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         #expect(r2.first?.outcome == .failed)
         #expect(r2.first?.reason?.contains("exceeds") == true)
         #expect(try await h.server.requests().isEmpty)
+    }
+
+    /// Issue 15 item 9: endpoints whose text looks public but that reach the loopback test server are
+    /// refused when the connection is made; nothing reaches the server, the result says why, and the
+    /// delivery is not retried.
+    @Test(arguments: [
+        "127.1", "2130706433", "0x7f000001", "0177.0.0.1", "0x7f.0.0.1", "[0::1]", "[0:0:0:0:0:0:0:1]",
+        "[0:0:0:0:0:ffff:7f00:1]", "[::ffff:7f00:1]", "2852039166", "0xa9fea9fe", "167772161", "012.0.0.1",
+    ])
+    func endpointResolvingToPrivateAddressIsRefusedAtConnect(_ host: String) async throws {
+        let h = try await WebPushHarness.start(allowHosts: [])
+        defer { Task { await h.server.stop() } }
+        try await h.server.route("/push/", [FakeHTTPResponse(status: 201)])
+        let s = try TestSubscriber(endpoint: "https://\(host):\(h.server.port)/push/x")
+        let r = await h.channel.deliver(
+            DeliveryRequest(
+                notification: Notification(title: "t"),
+                targets: [DeliveryTarget(device: s.device("p"), deliveryId: "1")]))
+        let result = try #require(r.first)
+        #expect(result.outcome == .failed, "\(host): \(result)")
+        let reason = result.reason ?? ""
+        #expect(
+            reason.hasPrefix("blocked-address: refused to connect to ") || reason.contains("loopback or private"),
+            "\(host): \(reason)")
+        #expect(try await h.server.requests().isEmpty, "\(host) reached the server")
+    }
+
+    /// With `allow-hosts` naming the host (as written in the endpoint), it is reached.
+    @Test(arguments: ["127.1", "2130706433", "localhost"]) func allowListedHostIsReached(_ host: String) async throws {
+        let h = try await WebPushHarness.start(allowHosts: [host])
+        defer { Task { await h.server.stop() } }
+        try await h.server.route("/push/", [FakeHTTPResponse(status: 201)])
+        let s = try TestSubscriber(endpoint: "https://\(host):\(h.server.port)/push/x")
+        let device = try await h.register(s, "p")
+        let r = await h.channel.deliver(
+            DeliveryRequest(
+                notification: Notification(title: "t"), targets: [DeliveryTarget(device: device, deliveryId: "1")]))
+        #expect(r.first?.outcome == .delivered, "\(host): \(String(describing: r.first))")
+        #expect(try await h.server.requests().count == 1)
     }
 
     @Test func endpointPolicyCheckedBeforeSending() async throws {

@@ -21,6 +21,9 @@ CURLcode herald_curl_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *v
 CURLcode herald_curl_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value);
 CURLMcode herald_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 CURLcode herald_curl_easy_setopt_closesocket(CURL *handle, int (*fn)(void *, curl_socket_t));
+CURLcode herald_curl_easy_setopt_opensocket(
+    CURL *handle, curl_socket_t (*fn)(void *, curlsocktype, struct curl_sockaddr *));
+CURLcode herald_curl_easy_setopt_prereq(CURL *handle, int (*fn)(void *, char *, char *, int, int));
 
 // Sockets: TCP_CORK and TCP_NODELAY are macros of <netinet/tcp.h>. Both return setsockopt's result.
 // herald_tcp_cork sets TCP_CORK; herald_tcp_push sets TCP_NODELAY, which sends what a corked socket

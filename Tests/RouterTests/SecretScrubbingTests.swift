@@ -1,0 +1,97 @@
+import ChannelAPI
+import Foundation
+import Router
+import RouterTesting
+import Testing
+
+/// A channel whose provider echoes everything it was sent: its config token, the device's secret
+/// fields and a token it obtained at run time.
+private struct EchoingChannel: Channel {
+    let apiToken: String
+    static let obtainedToken = "ya29.obtained-at-runtime-access-token"
+
+    static let factory = ChannelFactory(type: "echo", defaultPlatforms: ["phone"]) { config, _ throws(ConfigError) in
+        EchoingChannel(apiToken: try config.requiredString("api-token"))
+    }
+
+    func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
+        request.targets.map { t in
+            let pushKey = t.device?.string("pushKey") ?? ""
+            let token = t.device?.string("token") ?? ""
+            let echo =
+                "502 <p>POST /send?key=\(apiToken) device=\(token) pushKey=\(pushKey) auth=\(Self.obtainedToken)</p>"
+            var r = DeliveryResult.failed(t, status: 502, reason: echo)
+            r.details = ["body": echo, "encoded": apiToken.replacingOccurrences(of: ":", with: "%3A")]
+            return r
+        }
+    }
+
+    var secrets: [String] { [Self.obtainedToken] }
+}
+
+/// Issue 15 item 10: the router scrubs every known secret from results before storing or reporting them,
+/// for every channel (the choke point wraps each configured channel).
+@Suite struct SecretScrubbingTests {
+    @Test func configDeviceAndChannelSecretsNeverReachReportHistoryOrStore() async throws {
+        let path = Harness.tempPath()
+        let apiToken = "tok:live-7f3a9c1e2b4d6f8a0c2e4a6b8d0f1a3c"
+        var registry = ChannelRegistry([])
+        registry.register(EchoingChannel.factory)
+        let yaml = """
+            version: 1
+            store: { path: \(path) }
+            channels:
+              echo: { type: echo, api-token: "\(apiToken)" }
+            routes:
+              default:
+                - deliver: [echo]
+            """
+        let config = try ConfigLoader.parse(yaml, registry: registry)
+        let router = try await Router(
+            config: config, registry: registry,
+            options: RouterOptions(clock: ManualClock(), random: FixedRandom(), logSink: RecordingLogSink()))
+        let deviceToken = "fcm-device-registration-token-0123456789"
+        let pushKey = "cHVzaC1rZXktc2VjcmV0LTAxMjM0NTY3ODlhYmNkZWY="
+        try await router.register(
+            Device(
+                deviceId: "p", platform: "phone", fields: ["token": .string(deviceToken), "pushKey": .string(pushKey)]))
+        let report = try await router.send(Notification(id: "n-1", title: "t"))
+        let delivery = try #require(report.deliveries.first)
+        let reason = try #require(delivery.reason)
+        #expect(reason.hasPrefix("502 <p>POST /send?key=‹redacted› device=‹redacted›"), "\(reason)")
+        let history = try router.history(id: "n-1")
+        let historyText = history.map { "\($0)" }.joined()
+        await router.shutdown()
+        let store = try Data(contentsOf: URL(fileURLWithPath: path))
+        let wal = (try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data()
+        let reportText = "\(report)"
+        for secret in [
+            apiToken, "live-7f3a9c1e2b4d6f8a0c2e4a6b8d0f1a3c", deviceToken, pushKey, EchoingChannel.obtainedToken,
+        ] {
+            #expect(!reportText.contains(secret), "the report leaks \(secret)")
+            #expect(!historyText.contains(secret), "history leaks \(secret)")
+            // The device's own row keeps its token and push key; the delivery rows must not.
+            if secret != deviceToken && secret != pushKey {
+                #expect(store.range(of: Data(secret.utf8)) == nil, "the store leaks \(secret)")
+                #expect(wal.range(of: Data(secret.utf8)) == nil, "the WAL leaks \(secret)")
+            }
+        }
+    }
+
+    @Test func scrubCoversPercentEncodingAndPEMLines() {
+        let token = "123456:ABCdefGHI"
+        #expect(Redaction.scrub("GET /bot123456%3AABCdefGHI/x", secrets: [token]) == "GET /bot‹redacted›/x")
+        #expect(Redaction.scrub("GET /bot123456%3aABCdefGHI/x", secrets: [token]) == "GET /bot‹redacted›/x")
+        let pem =
+            "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49\nAwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----\n"
+        let parts = Redaction.pemSecrets(pem)
+        #expect(parts.contains("MIGHAgEAMBMGByqGSM49AgEGCCqGSM49"))
+        #expect(
+            Redaction.scrub("bad key MIGHAgEAMBMGByqGSM49AgEGCCqGSM49 here", secrets: parts)
+                == "bad key ‹redacted› here")
+        #expect(
+            Redaction.isSecretName("bot-token") && Redaction.isSecretName("secret") && Redaction.isSecretName("api-key")
+        )
+        #expect(!Redaction.isSecretName("url") && !Redaction.isSecretName("public-key"))
+    }
+}
