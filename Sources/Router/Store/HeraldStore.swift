@@ -38,8 +38,11 @@ public protocol HeraldStore: Sendable {
     func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device]
     /// Notifications with `pending` deliveries not leased by a live owner (crash recovery).
     func notificationsWithPendingDeliveries(now: Date) throws -> [String]
-    /// Releases leases held by owners that are no longer running.
+    /// Releases every lease of `owners` at once (owners known to be gone; others expire by time).
     func releaseLeases(ownedBy owners: [String]) throws
+    /// Extends `owner`'s leases on `deliveryIds` to `until` (the holder's heartbeat). Rows no longer
+    /// leased by `owner` (recorded, released, or taken over after expiry) are left alone.
+    func renewLeases(owner: String, deliveryIds: [String], until: Date) throws
     /// Distinct current lease owners.
     func leaseOwners() throws -> [String]
     /// The earliest `nextAttemptAt` of any `retry` delivery.
