@@ -1,6 +1,7 @@
 import ChannelAPI
 import Foundation
 import RouterTesting
+import Synchronization
 import Testing
 
 @testable import Router
@@ -84,32 +85,47 @@ import Testing
     /// store) that drains meanwhile finds nothing to take, and the delivery is sent once.
     @Test func longRunningHolderRenewsItsLease() async throws {
         let path = Harness.tempPath()
-        let recorder = RecordingChannel()
+        let clock = ManualClock()
+        let gate = GateChannel()
         let other = RecordingChannel()
         let yaml = "channels:\n  fcm: { type: rec }\n" + Self.routes
-        func router(_ channel: RecordingChannel, store: (any HeraldStore)?) async throws -> Router {
-            let registry = ChannelRegistry([channel.factory(type: "rec", platforms: ["phone"])])
+        func router(_ channel: any Channel, store: (any HeraldStore)?) async throws -> Router {
+            let factory = ChannelFactory(type: "rec", defaultPlatforms: ["phone"]) { _, _ throws(ConfigError) in channel
+            }
+            let registry = ChannelRegistry([factory])
             let config = try ConfigLoader.parse("version: 1\nstore: { path: \(path) }\n" + yaml, registry: registry)
-            var options = RouterOptions(random: FixedRandom(), logSink: RecordingLogSink(), store: store)
+            var options = RouterOptions(clock: clock, random: FixedRandom(), logSink: RecordingLogSink(), store: store)
             options.leaseDuration = .milliseconds(300)
             return try await Router(config: config, registry: registry, options: options)
         }
-        let holder = try await router(recorder, store: nil)
+        let holder = try await router(gate, store: nil)
         let rival = try await router(other, store: holder.store)
         #expect(holder.owner != rival.owner)
         try await holder.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "t"]))
-        recorder.delay(.milliseconds(1_500))
         let n = Notification(title: "long")
         let send = Task { try await holder.send(n) }
+        defer { gate.open() }
+        while gate.calls == 0 { try await Task.sleep(for: .milliseconds(10)) }
 
-        // Five lease lengths later the holder is still working; its lease must still be in force.
-        try await Task.sleep(for: .milliseconds(1_000))
+        // Far past the lease the holder is still working: its heartbeat must bring the lease back
+        // ahead of the clock (the expiry is read from the injected clock, the cadence is wall time).
+        clock.advance(by: .seconds(600))
+        var renewed = false
+        for _ in 0..<400 {
+            if try !holder.store.notificationsWithPendingDeliveries(now: clock.now()).contains(n.id) {
+                renewed = true
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(renewed, "the holder never renewed its lease")
         try await rival.drain()
         #expect(other.targets.isEmpty, "the rival took over a live holder's lease")
 
+        gate.open()
         let report = try await send.value
         #expect(report.outcome("fcm") == .delivered)
-        #expect(recorder.targets.count == 1)
+        #expect(gate.calls == 1)
         try await rival.drain()
         #expect(other.targets.isEmpty)
         await rival.shutdown()
@@ -142,5 +158,35 @@ import Testing
         #expect(
             !LeaseOwner.isGone(
                 "pid:42:abc:\(host ?? "")", me: me, localHost: host, currentPID: 10, processExists: { _ in true }))
+    }
+}
+
+/// A channel whose deliveries wait until the test opens it, then deliver.
+final class GateChannel: Channel {
+    private let state = Mutex<(calls: Int, open: Bool, waiters: [CheckedContinuation<Void, Never>])>((0, false, []))
+
+    /// Calls of `deliver` so far.
+    var calls: Int { state.withLock { $0.calls } }
+
+    /// Lets every waiting and later delivery through.
+    func open() {
+        let waiters = state.withLock { s in
+            s.open = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for w in waiters { w.resume() }
+    }
+
+    func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let go = state.withLock { s in
+                s.calls += 1
+                if !s.open { s.waiters.append(c) }
+                return s.open
+            }
+            if go { c.resume() }
+        }
+        return request.targets.map { .delivered($0) }
     }
 }
