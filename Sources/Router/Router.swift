@@ -72,6 +72,7 @@ public final class Router: Sendable {
         var executor = Executor(
             store: store, clock: options.clock, random: options.random, events: hub, logger: logger, owner: owner)
         executor.leaseDuration = options.leaseDuration
+        executor.passBudget = options.passBudget
         return executor
     }
 
@@ -224,9 +225,13 @@ public final class Router: Sendable {
             pass.slots = ChannelSlots(limit: pass.groupsPerChannel)
             let executor = pass
             let store = self.store
-            async let retried = executor.runDueRetries(graph: g)
+            // Work not started within the pass's budget waits for the next pass, which also takes
+            // what came due meanwhile: a long hanging backlog does not hold up other channels.
+            let startBy = ContinuousClock.now + executor.passBudget
+            async let retried = executor.runDueRetries(graph: g, startBy: startBy)
             let ids = try store.notificationsWithPendingDeliveries(now: options.clock.now())
-            let outcomes = await ConcurrentMap.map(ids, limit: 8) { id -> Result<Int, any Error> in
+            let outcomes = await ConcurrentMap.map(ids, limit: 8) { id -> Result<Int?, any Error> in
+                if ContinuousClock.now >= startBy { return .success(nil) }
                 do {
                     let before = try store.deliveries(notificationId: id).filter { $0.state == .pending }.count
                     try await executor.execute(notificationId: id, graph: g)
@@ -235,8 +240,20 @@ public final class Router: Sendable {
                     return .failure(error)
                 }
             }
-            attempted += try await retried
-            for outcome in outcomes { attempted += try outcome.get() }
+            let retries = try await retried
+            attempted += retries.attempted
+            var leftOver = retries.skipped
+            for outcome in outcomes {
+                if let count = try outcome.get() { attempted += count } else { leftOver += 1 }
+            }
+            if leftOver > 0 {
+                if let timeout, options.clock.now() >= started.adding(timeout) {
+                    let counts = try store.deliveryCounts()
+                    return DrainSummary(
+                        attempted: attempted, remaining: (counts[.pending] ?? 0) + (counts[.retry] ?? 0))
+                }
+                continue
+            }
             let counts = try store.deliveryCounts()
             let remaining = (counts[.pending] ?? 0) + (counts[.retry] ?? 0)
             guard untilEmpty, remaining > 0 else { return DrainSummary(attempted: attempted, remaining: remaining) }

@@ -22,6 +22,8 @@ public struct RouterOptions: Sendable {
     /// process that died expire after at most this long (at once, when the next `drain` on the same
     /// host and PID namespace sees its pid is gone). Default 60 s; at least 30 ms is used.
     public var leaseDuration: Duration = .seconds(60)
+    /// Wall time a worker pass starts new due work for (tests shorten it); see `Executor.passBudget`.
+    var passBudget: Duration = .seconds(10)
 
     /// Defaults: the system clock and randomness, stderr logging, the config's SQLite store.
     public init(

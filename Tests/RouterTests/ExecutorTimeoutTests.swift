@@ -3,26 +3,27 @@ import Foundation
 import HeraldChannels
 import HeraldHTTP
 import NtfyChannel
-import Router
 import RouterTesting
 import Testing
+
+@testable import Router
 
 /// Issue 15 items 5 and 7: a channel's `timeout` is per request, and due work of different
 /// receivers proceeds independently. Real loopback servers, real channels.
 @Suite(.serialized) struct ExecutorTimeoutTests {
     /// A router over the ntfy plugin and the built-in channels, trusting `server`'s CA.
-    static func router(_ yaml: String, server: FakeHTTPServer, clock: any HeraldClock = SystemClock()) async throws
-        -> Router
-    {
+    static func router(
+        _ yaml: String, server: FakeHTTPServer, clock: any HeraldClock = SystemClock(), passBudget: Duration? = nil
+    ) async throws -> Router {
         var registry = HeraldChannels.registry
         registry.register(NtfyChannel.factory)
         let config = try ConfigLoader.parse(
             "version: 1\nstore: { path: \(Harness.tempPath()) }\n" + yaml, registry: registry)
-        return try await Router(
-            config: config, registry: registry,
-            options: RouterOptions(
-                clock: clock, random: FixedRandom(), logSink: RecordingLogSink(),
-                http: HTTPClientConfiguration(caFile: server.caFile)))
+        var options = RouterOptions(
+            clock: clock, random: FixedRandom(), logSink: RecordingLogSink(),
+            http: HTTPClientConfiguration(caFile: server.caFile))
+        if let passBudget { options.passBudget = passBudget }
+        return try await Router(config: config, registry: registry, options: options)
     }
 
     /// A receiver that answers every request after 300 ms, 125 targets in one chunk, a 1 s channel
@@ -182,6 +183,62 @@ import Testing
         #expect(okSeen == notifications)
         #expect(healthyDone < .milliseconds(2_500), "the healthy channel waited \(healthyDone)")
         _ = try await drain.value
+        await router.shutdown()
+    }
+
+    /// A hanging channel with a backlog of due retries does not hold a worker pass, and with it the
+    /// retries of another channel that come due meanwhile: a pass starts no new group after its
+    /// budget, and the next pass takes the newly due work.
+    @Test func newlyDueWorkIsNotHeldBehindAHangingBacklog() async throws {
+        let server = try await FakeHTTPServer.start(http2: false)
+        defer { Task { await server.stop() } }
+        let backlog = 8
+        let unavailable = FakeHTTPResponse(status: 503, headers: [:], body: [])
+        try await server.route(
+            "/hang",
+            Array(repeating: unavailable, count: backlog)
+                + [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: .seconds(30))])
+        try await server.route("/ok", [unavailable, FakeHTTPResponse(status: 200, headers: [:], body: [])])
+        let secret = "whsec_" + Data(repeating: 7, count: 24).base64EncodedString()
+        let clock = ManualClock()
+        let router = try await Self.router(
+            """
+            channels:
+              hang: { type: webhook, url: "\(server.baseURL)/hang", secret: "\(secret)", timeout: 2s, retry: { initial: 1s, max: 1s } }
+              ok: { type: webhook, url: "\(server.baseURL)/ok", secret: "\(secret)", retry: { initial: 1h, max: 1h } }
+            routes:
+              default:
+                - deliver: [ok]
+              namespaces:
+                slow:
+                  - deliver: [hang]
+            """, server: server, clock: clock, passBudget: .milliseconds(500))
+        for i in 0..<backlog {
+            let report = try await router.send(Notification(namespace: "slow", title: "s\(i)"))
+            #expect(report.outcome("hang") == .retry)
+        }
+        let healthy = try await router.send(Notification(title: "healthy"))
+        #expect(healthy.outcome("ok") == .retry)
+        clock.advance(by: .seconds(10))  // the backlog is due, the healthy retry is not yet
+
+        let drain = Task { try await router.drain() }
+        try await Task.sleep(for: .milliseconds(300))
+        clock.advance(by: .seconds(7_200))  // now it is
+        let dueAt = ContinuousClock.now
+        var okRequests = 0
+        while ContinuousClock.now - dueAt < .seconds(12) {
+            okRequests = try await server.requests().filter { $0.path == "/ok" }.count
+            if okRequests >= 2 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let waited = ContinuousClock.now - dueAt
+        #expect(okRequests == 2)
+        // One pass of the backlog takes 4 rounds of 2 s; a pass within budget ends after one round.
+        #expect(waited < .milliseconds(4_500), "the healthy retry waited \(waited) behind the backlog")
+        drain.cancel()
+        _ = try? await drain.value
+        let history = try #require(try router.history(id: healthy.id).first)
+        #expect(history.deliveries.first?.state == .delivered)
         await router.shutdown()
     }
 }

@@ -34,6 +34,10 @@ struct Executor: Sendable {
     /// slots, so a hanging channel's backlog waits there instead of filling connections that other
     /// channels on the same host need. `send` leaves it nil: its first attempts are not limited.
     var slots: ChannelSlots?
+    /// Wall time after which a worker pass starts no new `(notification, channel)` group (see
+    /// ``runDueRetries(graph:limit:startBy:)``), so a channel with a long hanging backlog cannot keep
+    /// a pass, and the due work of other channels that comes due meanwhile, waiting.
+    var passBudget: Duration = .seconds(10)
 
     // MARK: First attempts, step by step
 
@@ -157,15 +161,19 @@ struct Executor: Sendable {
 
     // MARK: Retries
 
-    /// Claims and attempts every due retry; returns how many deliveries were attempted.
+    /// Claims and attempts every due retry; returns how many deliveries were attempted and how many
+    /// were left for the next pass.
     ///
     /// Due work of different channels proceeds independently: each channel works through its own
     /// `(notification, channel)` groups, at most ``groupsPerChannel`` at once, so a hanging receiver
-    /// delays only its own channel's retries.
-    func runDueRetries(graph: RouterGraph, limit: Int = 5_000) async throws -> Int {
+    /// delays only its own channel's retries. A group not started by `startBy` is left (its lease
+    /// given up) for the next pass, which also picks up whatever came due meanwhile.
+    func runDueRetries(graph: RouterGraph, limit: Int = 5_000, startBy: ContinuousClock.Instant? = nil) async throws
+        -> (attempted: Int, skipped: Int)
+    {
         let due = try store.claimDue(
             owner: owner, until: clock.now().adding(leaseDuration), now: clock.now(), limit: limit)
-        guard !due.isEmpty else { return 0 }
+        guard !due.isEmpty else { return (0, 0) }
         var groups: [String: [DeliveryRecord]] = [:]
         var byChannel: [String: [String]] = [:]
         var channelOrder: [String] = []
@@ -178,35 +186,51 @@ struct Executor: Sendable {
             groups[key, default: []].append(r)
         }
         let work = groups
-        let failures = await holdingLeases(due.map(\.id)) {
-            await withTaskGroup(of: [any Error].self) { group in
+        let outcomes = await holdingLeases(due.map(\.id)) {
+            await withTaskGroup(of: [GroupOutcome].self) { group in
                 for channel in channelOrder {
                     let keys = byChannel[channel] ?? []
                     group.addTask {
-                        let errors = await ConcurrentMap.map(keys, limit: max(1, self.groupsPerChannel)) {
-                            key -> (any Error)? in
-                            guard let records = work[key], let first = records.first else { return nil }
+                        await ConcurrentMap.map(keys, limit: max(1, self.groupsPerChannel)) { key -> GroupOutcome in
+                            guard let records = work[key], let first = records.first else { return .done }
+                            if let startBy, ContinuousClock.now >= startBy { return .skipped(records.map(\.id)) }
                             do {
                                 guard let stored = try self.store.notification(id: first.notificationId) else {
-                                    return nil
+                                    return .done
                                 }
                                 await self.attempt(
                                     records, notification: stored.notification, graph: graph, deadline: nil)
-                                return nil
+                                return .done
                             } catch {
-                                return error
+                                return .failed(error)
                             }
                         }
-                        return errors.compactMap { $0 }
                     }
                 }
-                var all: [any Error] = []
-                for await errors in group { all += errors }
+                var all: [GroupOutcome] = []
+                for await outcomes in group { all += outcomes }
                 return all
             }
         }
-        if let first = failures.first { throw first }
-        return due.count
+        var skipped: [String] = []
+        for case .skipped(let ids) in outcomes { skipped += ids }
+        if !skipped.isEmpty {
+            // Given up now rather than left to expire, so another process may take them at once.
+            do {
+                try store.renewLeases(owner: owner, deliveryIds: skipped, until: clock.now().addingTimeInterval(-0.001))
+            } catch {
+                logger.error("cannot give up delivery leases", ["error": "\(error)"])
+            }
+        }
+        for case .failed(let error) in outcomes { throw error }
+        return (due.count - skipped.count, skipped.count)
+    }
+
+    /// What became of one `(notification, channel)` group of a pass.
+    private enum GroupOutcome: Sendable {
+        case done
+        case skipped([String])
+        case failed(any Error)
     }
 
     // MARK: One batch through one channel

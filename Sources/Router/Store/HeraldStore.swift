@@ -40,8 +40,9 @@ public protocol HeraldStore: Sendable {
     func notificationsWithPendingDeliveries(now: Date) throws -> [String]
     /// Releases every lease of `owners` at once (owners known to be gone; others expire by time).
     func releaseLeases(ownedBy owners: [String]) throws
-    /// Extends `owner`'s leases on `deliveryIds` to `until` (the holder's heartbeat). Rows no longer
-    /// leased by `owner` (recorded, released, or taken over after expiry) are left alone.
+    /// Moves `owner`'s leases on `deliveryIds` to expire at `until`: later, as the holder's heartbeat,
+    /// or in the past, to give them up. Rows no longer leased by `owner` (recorded, released, or
+    /// taken over after expiry) are left alone.
     func renewLeases(owner: String, deliveryIds: [String], until: Date) throws
     /// Distinct current lease owners.
     func leaseOwners() throws -> [String]
