@@ -230,13 +230,17 @@ public final class Router: Sendable {
             let startBy = ContinuousClock.now + executor.passBudget
             async let retried = executor.runDueRetries(graph: g, startBy: startBy)
             let ids = try store.notificationsWithPendingDeliveries(now: options.clock.now())
+            // After a store failure the pass starts nothing new; the failure is thrown below.
+            let stop = PassFailure()
             let outcomes = await ConcurrentMap.map(ids, limit: 8) { id -> Result<Int?, any Error> in
+                if stop.error != nil { return .success(0) }
                 if ContinuousClock.now >= startBy { return .success(nil) }
                 do {
                     let before = try store.deliveries(notificationId: id).filter { $0.state == .pending }.count
                     try await executor.execute(notificationId: id, graph: g)
                     return .success(before)
                 } catch {
+                    stop.set(error)
                     return .failure(error)
                 }
             }
@@ -428,4 +432,15 @@ extension Router {
             logSink: StandardErrorLogSink(), store: store)
         return config
     }
+}
+
+/// The first failure of a worker pass, shared by its concurrent parts; once set, they start nothing new.
+final class PassFailure: Sendable {
+    private let first = Mutex<(any Error)?>(nil)
+
+    /// The failure, if one was set.
+    var error: (any Error)? { first.withLock { $0 } }
+
+    /// Keeps `error` unless a failure was already set.
+    func set(_ error: any Error) { first.withLock { if $0 == nil { $0 = error } } }
 }

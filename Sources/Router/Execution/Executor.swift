@@ -186,6 +186,8 @@ struct Executor: Sendable {
             groups[key, default: []].append(r)
         }
         let work = groups
+        // A group that fails stops the pass: no other group starts.
+        let stop = PassFailure()
         let outcomes = await holdingLeases(due.map(\.id)) {
             await withTaskGroup(of: [GroupOutcome].self) { group in
                 for channel in channelOrder {
@@ -193,6 +195,7 @@ struct Executor: Sendable {
                     group.addTask {
                         await ConcurrentMap.map(keys, limit: max(1, self.groupsPerChannel)) { key -> GroupOutcome in
                             guard let records = work[key], let first = records.first else { return .done }
+                            if stop.error != nil { return .done }
                             if let startBy, ContinuousClock.now >= startBy { return .skipped(records.map(\.id)) }
                             do {
                                 guard let stored = try self.store.notification(id: first.notificationId) else {
@@ -202,6 +205,7 @@ struct Executor: Sendable {
                                     records, notification: stored.notification, graph: graph, deadline: nil)
                                 return .done
                             } catch {
+                                stop.set(error)
                                 return .failed(error)
                             }
                         }
