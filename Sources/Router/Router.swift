@@ -23,6 +23,8 @@ public final class Router: Sendable {
     let logSink: any LogSink
     let logger: ChannelLogger
     let owner: String
+    /// This process's PID space (see ``LeaseOwner``); nil when unknown.
+    let host: String?
     let ownsStore: Bool
 
     /// Builds a router from the YAML file at `configPath`.
@@ -56,7 +58,8 @@ public final class Router: Sendable {
         }
         logSink = options.logSink ?? StandardErrorLogSink(minimumLevel: config.logLevel)
         logger = ChannelLogger(source: "router", sink: logSink, clock: options.clock)
-        owner = "pid:\(getpid()):\(UUID().uuidString.prefix(8))"
+        host = LeaseOwner.currentHost()
+        owner = LeaseOwner(pid: getpid(), nonce: String(UUID().uuidString.prefix(8)), host: host).id
         let built = try RouterGraph.build(
             config: config, registry: registry, http: http, clock: options.clock, random: options.random,
             logSink: logSink, store: store)
@@ -66,7 +69,11 @@ public final class Router: Sendable {
     var currentGraph: RouterGraph { graph.withLock { $0 } }
 
     var executor: Executor {
-        Executor(store: store, clock: options.clock, random: options.random, events: hub, logger: logger, owner: owner)
+        var executor = Executor(
+            store: store, clock: options.clock, random: options.random, events: hub, logger: logger, owner: owner)
+        executor.leaseDuration = options.leaseDuration
+        executor.passBudget = options.passBudget
+        return executor
     }
 
     /// The config in force.
@@ -283,12 +290,45 @@ public final class Router: Sendable {
         try releaseDeadLeases()
         while true {
             let g = currentGraph
-            for id in try store.notificationsWithPendingDeliveries(now: options.clock.now()) {
-                let before = try store.deliveries(notificationId: id).filter { $0.state == .pending }.count
-                try await executor.execute(notificationId: id, graph: g)
-                attempted += before
+            // Crash leftovers (and enqueued notifications) and due retries run side by side, and
+            // several notifications at once, so a hanging receiver does not hold up the others.
+            var pass = self.executor
+            pass.slots = ChannelSlots(limit: pass.groupsPerChannel)
+            let executor = pass
+            let store = self.store
+            // Work not started within the pass's budget waits for the next pass, which also takes
+            // what came due meanwhile: a long hanging backlog does not hold up other channels.
+            let startBy = ContinuousClock.now + executor.passBudget
+            async let retried = executor.runDueRetries(graph: g, startBy: startBy)
+            let ids = try store.notificationsWithPendingDeliveries(now: options.clock.now())
+            // After a store failure the pass starts nothing new; the failure is thrown below.
+            let stop = PassFailure()
+            let outcomes = await ConcurrentMap.map(ids, limit: 8) { id -> Result<Int?, any Error> in
+                if stop.error != nil { return .success(0) }
+                if ContinuousClock.now >= startBy { return .success(nil) }
+                do {
+                    let before = try store.deliveries(notificationId: id).filter { $0.state == .pending }.count
+                    try await executor.execute(notificationId: id, graph: g)
+                    return .success(before)
+                } catch {
+                    stop.set(error)
+                    return .failure(error)
+                }
             }
-            attempted += try await executor.runDueRetries(graph: g)
+            let retries = try await retried
+            attempted += retries.attempted
+            var leftOver = retries.skipped
+            for outcome in outcomes {
+                if let count = try outcome.get() { attempted += count } else { leftOver += 1 }
+            }
+            if leftOver > 0 {
+                if let timeout, options.clock.now() >= started.adding(timeout) {
+                    let counts = try store.deliveryCounts()
+                    return DrainSummary(
+                        attempted: attempted, remaining: (counts[.pending] ?? 0) + (counts[.retry] ?? 0))
+                }
+                continue
+            }
             let counts = try store.deliveryCounts()
             let remaining = (counts[.pending] ?? 0) + (counts[.retry] ?? 0)
             guard untilEmpty, remaining > 0 else { return DrainSummary(attempted: attempted, remaining: remaining) }
@@ -308,14 +348,14 @@ public final class Router: Sendable {
         }
     }
 
-    /// Releases outbox leases held by processes that are no longer running (crash recovery).
+    /// Releases at once the outbox leases of processes proven gone (crash recovery): only owners of
+    /// this PID space whose pid no longer runs (``LeaseOwner``). Every other lease is left to expire
+    /// by time; its holder renews it while it works.
     func releaseDeadLeases() throws {
+        let pid = getpid()
         let dead = try store.leaseOwners().filter { owner in
-            guard owner != self.owner else { return false }
-            let parts = owner.split(separator: ":")
-            guard parts.count >= 2, parts[0] == "pid", let pid = Int32(parts[1]) else { return true }
-            if pid == getpid() { return false }
-            return kill(pid, 0) != 0 && errno == ESRCH
+            LeaseOwner.isGone(
+                owner, me: self.owner, localHost: host, currentPID: pid, processExists: LeaseOwner.processExists)
         }
         if !dead.isEmpty { try store.releaseLeases(ownedBy: dead) }
     }
@@ -481,4 +521,15 @@ extension Router {
         let devices = try store.devices(namespace: notification.namespace)
         return Planner.plan(notification, config: config, facts: PlanningFacts(devices: devices))
     }
+}
+
+/// The first failure of a worker pass, shared by its concurrent parts; once set, they start nothing new.
+final class PassFailure: Sendable {
+    private let first = Mutex<(any Error)?>(nil)
+
+    /// The failure, if one was set.
+    var error: (any Error)? { first.withLock { $0 } }
+
+    /// Keeps `error` unless a failure was already set.
+    func set(_ error: any Error) { first.withLock { if $0 == nil { $0 = error } } }
 }

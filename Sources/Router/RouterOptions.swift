@@ -17,6 +17,13 @@ public struct RouterOptions: Sendable {
     public var http: HTTPClientConfiguration
     /// Environment for `${VAR}` expansion.
     public var environment: [String: String]
+    /// How long a claim on an outbox row lasts without renewal. A process renews its claims every
+    /// third of this while it works on them, so a live holder never loses them; the claims of a
+    /// process that died expire after at most this long (at once, when the next `drain` on the same
+    /// host and PID namespace sees its pid is gone). Default 60 s; at least 30 ms is used.
+    public var leaseDuration: Duration = .seconds(60)
+    /// Wall time a worker pass starts new due work for (tests shorten it); see `Executor.passBudget`.
+    var passBudget: Duration = .seconds(10)
 
     /// Defaults: the system clock and randomness, stderr logging, the config's SQLite store.
     public init(

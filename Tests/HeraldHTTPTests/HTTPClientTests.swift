@@ -378,6 +378,46 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    @Test("A RequestTimeoutScope limits every request sent in it, single and batched; a shorter own timeout wins")
+    func scopedTimeout() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(10))])
+        try await server.route("/fast", [.json(200, "{}")])
+        #expect(try await client.send(HTTPRequest(url: server.baseURL + "/fast")).status == 200)
+
+        let started = ContinuousClock.now
+        let (single, batch) = await RequestTimeoutScope.$limit.withValue(.milliseconds(700)) {
+            // Without the scope these would wait for the client's default of 30 s (or their own 20 s).
+            let single = await httpError {
+                try await client.send(HTTPRequest(url: server.baseURL + "/slow", timeout: .seconds(20)))
+            }
+            let batch = await client.send(
+                all: [
+                    HTTPRequest(url: server.baseURL + "/slow"), HTTPRequest(url: server.baseURL + "/fast"),
+                    HTTPRequest(url: server.baseURL + "/slow"),
+                ], maxInFlight: 3)
+            return (single, batch)
+        }
+        #expect(single?.code == .timeout)
+        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect((try? batch[1].get())?.status == 200, "a request that answers in time keeps its answer")
+        for i in [0, 2] {
+            guard case .failure(let error) = batch[i] else {
+                Issue.record("request \(i) should have timed out")
+                continue
+            }
+            #expect(error.code == .timeout)
+        }
+        #expect(RequestTimeoutScope.applied(to: HTTPRequest(url: "https://x/")).timeout == nil)
+        let own = RequestTimeoutScope.$limit.withValue(.seconds(5)) {
+            RequestTimeoutScope.applied(to: HTTPRequest(url: "https://x/", timeout: .seconds(1))).timeout
+        }
+        #expect(own == .seconds(1))
+        await client.shutdown()
+        await server.stop()
+    }
+
     @Test("Cancelling the task cancels the transfer")
     func cancellation() async throws {
         let server = try await FakeHTTPServer.start()

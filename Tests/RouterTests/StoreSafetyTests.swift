@@ -405,6 +405,9 @@ final class RecordRefusingStore: HeraldStore {
         try base.notificationsWithPendingDeliveries(now: now)
     }
     func releaseLeases(ownedBy owners: [String]) throws { try base.releaseLeases(ownedBy: owners) }
+    func renewLeases(owner: String, deliveryIds: [String], until: Date) throws {
+        try base.renewLeases(owner: owner, deliveryIds: deliveryIds, until: until)
+    }
     func leaseOwners() throws -> [String] { try base.leaseOwners() }
     func nextDueTime() throws -> Date? { try base.nextDueTime() }
     func deliveryCounts() throws -> [DeliveryState: Int] { try base.deliveryCounts() }
@@ -458,8 +461,8 @@ final class RecordRefusingStore: HeraldStore {
         try await router.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "fcm-pixel"]))
         apns.answer { t, _ in .retry(t, status: 503, reason: "busy") }
         fcm.answer { t, _ in .retry(t, status: 503, reason: "busy") }
-        _ = try await router.send(Notification(id: "n-a", title: "t"))
-        #expect(apns.targets.count == 1 && fcm.targets.count == 1)
+        for id in ["n-a", "n-b", "n-c"] { _ = try await router.send(Notification(id: id, title: "t")) }
+        #expect(apns.targets.count == 3 && fcm.targets.count == 3)
 
         store.refuseRecords()
         clock.advance(by: .seconds(3600))
@@ -467,10 +470,11 @@ final class RecordRefusingStore: HeraldStore {
         {
             try await router.drain()
         }
-        // One group was attempted (its results could not be recorded); the other was never sent.
-        #expect(apns.targets.count + fcm.targets.count == 3)
+        // Channels run side by side, two groups each: the four groups in flight were attempted (their
+        // results could not be recorded); no group started after that (the third of each channel).
+        #expect(apns.targets.count + fcm.targets.count == 6 + 4)
         // A send whose first results cannot be recorded fails instead of reporting success.
-        await #expect(throws: StoreError.self) { try await router.send(Notification(id: "n-b", title: "t")) }
+        await #expect(throws: StoreError.self) { try await router.send(Notification(id: "n-d", title: "t")) }
         await router.shutdown()
         store.base.close()
     }

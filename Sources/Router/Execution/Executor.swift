@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldHTTP
 import Synchronization
 
 /// Runs planned deliveries: step by step, the channels of a step concurrently, recording every
@@ -21,6 +22,23 @@ struct Executor: Sendable {
     /// in which its last requests finish and nothing new starts; with several calls in flight the
     /// next chunk's requests fill that gap (and its payloads are built while the others send).
     var chunksInFlight = 4
+    /// How long a claim lasts without renewal. The executor renews the leases it holds every third of
+    /// this (wall time) while it works on them, so a live holder never loses them; a crashed holder's
+    /// leases expire after at most this long.
+    var leaseDuration: Duration = .seconds(60)
+    /// `(notification, channel)` groups of due retries one channel attempts at once. Channels run
+    /// independently, so a hanging receiver occupies only its own channel's slots; two slots stay
+    /// below the HTTP client's default of four connections per host, so a channel hanging on a host
+    /// shared with another channel leaves connections to the other one.
+    var groupsPerChannel = 2
+    /// When set (by the worker), every `(notification, channel)` attempt holds one of its channel's
+    /// slots, so a hanging channel's backlog waits there instead of filling connections that other
+    /// channels on the same host need. `send` leaves it nil: its first attempts are not limited.
+    var slots: ChannelSlots?
+    /// Wall time after which a worker pass starts no new `(notification, channel)` group (see
+    /// ``runDueRetries(graph:limit:startBy:)``), so a channel with a long hanging backlog cannot keep
+    /// a pass, and the due work of other channels that comes due meanwhile, waiting.
+    var passBudget: Duration = .seconds(10)
 
     // MARK: First attempts, step by step
 
@@ -114,42 +132,123 @@ struct Executor: Sendable {
     private func runPending(stored: StoredNotification, step: Int, channel: String, graph: RouterGraph, deadline: Date?)
         async -> (any Error)?
     {
-        let spec = graph.spec(channel)
-        let lease = (spec?.timeout ?? .seconds(30)) * 2 + .seconds(30)
         let claimed: [DeliveryRecord]
         do {
             claimed = try store.claimPending(
                 notificationId: stored.notification.id, step: step, channel: channel, owner: owner,
-                until: clock.now().adding(lease), now: clock.now())
+                until: clock.now().adding(leaseDuration), now: clock.now())
         } catch {
             logger.error("cannot claim deliveries", ["channel": channel, "error": "\(error)"])
             return error
         }
-        return await attempt(claimed, notification: stored.notification, graph: graph, deadline: deadline)
+        return await holdingLeases(claimed.map(\.id)) {
+            await attempt(claimed, notification: stored.notification, graph: graph, deadline: deadline)
+        }
+    }
+
+    // MARK: Leases
+
+    /// Runs `body` while renewing this owner's leases on `ids` every third of ``leaseDuration``
+    /// (wall time; the new expiry is read from the injected clock). Rows whose result has been
+    /// recorded are no longer leased and are left alone.
+    func holdingLeases<T>(_ ids: [String], _ body: () async throws -> T) async rethrows -> T {
+        guard !ids.isEmpty else { return try await body() }
+        let (store, clock, owner, logger) = (self.store, self.clock, self.owner, self.logger)
+        let lease = max(leaseDuration, .milliseconds(30))
+        let renewer = Task {
+            while true {
+                do { try await Task.sleep(for: lease / 3) } catch { return }
+                do {
+                    try store.renewLeases(owner: owner, deliveryIds: ids, until: clock.now().adding(lease))
+                } catch {
+                    logger.error("cannot renew delivery leases", ["error": "\(error)"])
+                }
+            }
+        }
+        defer { renewer.cancel() }
+        return try await body()
     }
 
     // MARK: Retries
 
-    /// Claims and attempts every due retry; returns how many deliveries were attempted.
-    func runDueRetries(graph: RouterGraph, limit: Int = 5_000) async throws -> Int {
+    /// Claims and attempts every due retry; returns how many deliveries were attempted and how many
+    /// were left for the next pass.
+    ///
+    /// Due work of different channels proceeds independently: each channel works through its own
+    /// `(notification, channel)` groups, at most ``groupsPerChannel`` at once, so a hanging receiver
+    /// delays only its own channel's retries. A group not started by `startBy` is left (its lease
+    /// given up) for the next pass, which also picks up whatever came due meanwhile.
+    func runDueRetries(graph: RouterGraph, limit: Int = 5_000, startBy: ContinuousClock.Instant? = nil) async throws
+        -> (attempted: Int, skipped: Int)
+    {
         let due = try store.claimDue(
-            owner: owner, until: clock.now().adding(.seconds(120)), now: clock.now(), limit: limit)
-        guard !due.isEmpty else { return 0 }
+            owner: owner, until: clock.now().adding(leaseDuration), now: clock.now(), limit: limit)
+        guard !due.isEmpty else { return (0, 0) }
         var groups: [String: [DeliveryRecord]] = [:]
-        var order: [String] = []
+        var byChannel: [String: [String]] = [:]
+        var channelOrder: [String] = []
         for r in due {
             let key = r.notificationId + "\u{0}" + r.channel
-            if groups[key] == nil { order.append(key) }
+            if groups[key] == nil {
+                if byChannel[r.channel] == nil { channelOrder.append(r.channel) }
+                byChannel[r.channel, default: []].append(key)
+            }
             groups[key, default: []].append(r)
         }
-        for key in order {
-            guard let records = groups[key], let first = records.first else { continue }
-            guard let stored = try store.notification(id: first.notificationId) else { continue }
-            if let failure = await attempt(records, notification: stored.notification, graph: graph, deadline: nil) {
-                throw failure
+        let work = groups
+        // A group that fails stops the pass: no other group starts.
+        let stop = PassFailure()
+        let outcomes = await holdingLeases(due.map(\.id)) {
+            await withTaskGroup(of: [GroupOutcome].self) { group in
+                for channel in channelOrder {
+                    let keys = byChannel[channel] ?? []
+                    group.addTask {
+                        await ConcurrentMap.map(keys, limit: max(1, self.groupsPerChannel)) { key -> GroupOutcome in
+                            guard let records = work[key], let first = records.first else { return .done }
+                            if stop.error != nil { return .done }
+                            if let startBy, ContinuousClock.now >= startBy { return .skipped(records.map(\.id)) }
+                            do {
+                                guard let stored = try self.store.notification(id: first.notificationId) else {
+                                    return .done
+                                }
+                                if let failure = await self.attempt(
+                                    records, notification: stored.notification, graph: graph, deadline: nil)
+                                {
+                                    stop.set(failure)
+                                    return .failed(failure)
+                                }
+                                return .done
+                            } catch {
+                                stop.set(error)
+                                return .failed(error)
+                            }
+                        }
+                    }
+                }
+                var all: [GroupOutcome] = []
+                for await outcomes in group { all += outcomes }
+                return all
             }
         }
-        return due.count
+        var skipped: [String] = []
+        for case .skipped(let ids) in outcomes { skipped += ids }
+        if !skipped.isEmpty {
+            // Given up now rather than left to expire, so another process may take them at once.
+            do {
+                try store.renewLeases(owner: owner, deliveryIds: skipped, until: clock.now().addingTimeInterval(-0.001))
+            } catch {
+                logger.error("cannot give up delivery leases", ["error": "\(error)"])
+            }
+        }
+        for case .failed(let error) in outcomes { throw error }
+        return (due.count - skipped.count, skipped.count)
+    }
+
+    /// What became of one `(notification, channel)` group of a pass.
+    private enum GroupOutcome: Sendable {
+        case done
+        case skipped([String])
+        case failed(any Error)
     }
 
     // MARK: One batch through one channel
@@ -192,6 +291,7 @@ struct Executor: Sendable {
         let lookup = devices
         let badge = pendingBadge
         let failure = RecordFailure()
+        if let slots { await slots.acquire(channelName) }
         _ = await ConcurrentMap.map(chunks, limit: max(1, chunksInFlight)) { chunk in
             // A chunk whose results could not be recorded stops the rest: they stay claimed, unsent.
             guard failure.error == nil else { return }
@@ -202,6 +302,7 @@ struct Executor: Sendable {
                 failure.set(error)
             }
         }
+        slots?.release(channelName)
         return failure.error
     }
 
@@ -230,19 +331,28 @@ struct Executor: Sendable {
                 byKey[Executor.key(nil, nil)] = (r, nil)
             }
         }
-        var timeout = spec.timeout
+        // The channel's timeout is per request: every HTTP request the call makes gets it (cut to
+        // what is left of the step's budget). The call as a whole gets a generous outer bound; when it
+        // is hit the call is cancelled and every result it still returns is kept.
+        var timeout = min(spec.timeout, Executor.longestBound)
+        var left: Duration?
         if let deadline {
-            let left = Duration.milliseconds(Int64(deadline.timeIntervalSince(clock.now()) * 1000))
-            timeout = min(timeout, max(left, .milliseconds(1)))
+            let remaining = max(Executor.duration(seconds: deadline.timeIntervalSince(clock.now())), .milliseconds(1))
+            left = remaining
+            timeout = min(timeout, remaining)
         }
+        let margin = min(timeout, .seconds(5))
+        var bound = Executor.callBound(requestTimeout: timeout, targets: targets.count)
+        if let left { bound = min(bound, left + margin) }
         var results: [DeliveryResult] = []
         var timedOut = false
         if !targets.isEmpty {
             let request = DeliveryRequest(notification: notification, targets: targets, pendingBadge: pendingBadge)
-            if let r = await Executor.withTimeout(timeout, { await channel.deliver(request) }) {
-                results = r
-            } else {
-                timedOut = true
+            (results, timedOut) = await Executor.deliver(
+                requestTimeout: timeout, bound: bound, grace: margin, { await channel.deliver(request) })
+            if timedOut {
+                // Keep real answers; what the cancellation itself produced becomes "timed out" below.
+                results = results.filter { $0.outcome == .delivered || $0.outcome == .dead || $0.status != nil }
             }
         }
         let now = clock.now()
@@ -260,7 +370,7 @@ struct Executor: Sendable {
         }
         for (k, (record, device)) in byKey where !seen.contains(k) {
             let reason =
-                timedOut ? "timed out after \(timeout.milliseconds)ms" : "channel returned no result for this device"
+                timedOut ? "timed out after \(bound.milliseconds)ms" : "channel returned no result for this device"
             let synthetic = DeliveryResult(
                 deviceId: record.deviceId, platform: record.platform, outcome: .retry, reason: reason)
             attempts.append(
@@ -356,6 +466,70 @@ struct Executor: Sendable {
 
     static func key(_ deviceId: String?, _ platform: String?) -> String {
         (deviceId ?? "") + "\u{0}" + (platform ?? "")
+    }
+
+    /// The longest outer bound of a `deliver` call (a year), so that the bound's arithmetic cannot
+    /// overflow whatever the configured timeout.
+    static let longestBound: Duration = .seconds(365 * 86_400)
+
+    /// The outer bound of a `deliver` call of `targets` targets whose requests each get
+    /// `requestTimeout`: enough for one request per target in rounds of 16 concurrent requests, plus a
+    /// margin (the timeout itself, at most 5 s). A channel with a smaller window can run past it on a
+    /// slow receiver; it is then cancelled and its finished results are kept.
+    static func callBound(requestTimeout: Duration, targets: Int) -> Duration {
+        let rounds = max(1, (max(0, targets) + 15) / 16)
+        let margin = min(requestTimeout, .seconds(5))
+        return min(requestTimeout * rounds + margin, longestBound)
+    }
+
+    /// A duration from seconds, clamped to `0...longestBound` (a non-finite value gives 0).
+    static func duration(seconds: Double) -> Duration {
+        guard seconds.isFinite, seconds > 0 else { return .zero }
+        let limit = longestBound.timeInterval
+        return seconds >= limit ? longestBound : .milliseconds(Int64((seconds * 1000).rounded(.down)))
+    }
+
+    /// Runs a channel call with `requestTimeout` as the limit of each HTTP request it makes
+    /// (``RequestTimeoutScope``). When the call runs past `bound` it is cancelled and given `grace`
+    /// more to return what it has; `timedOut` is then true. A call that does not return even then is
+    /// abandoned and yields no results.
+    static func deliver(
+        requestTimeout: Duration, bound: Duration, grace: Duration,
+        _ operation: @escaping @Sendable () async -> [DeliveryResult]
+    ) async -> (results: [DeliveryResult], timedOut: Bool) {
+        let (stream, continuation) = AsyncStream.makeStream(of: [DeliveryResult]?.self)
+        let work = RequestTimeoutScope.$limit.withValue(requestTimeout) {
+            Task { continuation.yield(await operation()) }
+        }
+        let timer = Task {
+            do {
+                try await Task.sleep(for: bound)
+                continuation.yield(nil)
+            } catch {}
+        }
+        return await withTaskCancellationHandler {
+            var answers = stream.makeAsyncIterator()
+            let first = await answers.next() ?? nil
+            timer.cancel()
+            if let first, !Task.isCancelled {
+                continuation.finish()
+                return (first, false)
+            }
+            work.cancel()
+            let graceTimer = Task {
+                do {
+                    try await Task.sleep(for: grace)
+                    continuation.yield(nil)
+                } catch {}
+            }
+            var late = first
+            if late == nil { late = await answers.next() ?? nil }
+            graceTimer.cancel()
+            continuation.finish()
+            return (late ?? [], true)
+        } onCancel: {
+            work.cancel()
+        }
     }
 
     /// Runs `operation`, returning nil when it does not finish within `timeout` (it is then cancelled).

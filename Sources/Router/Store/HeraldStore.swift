@@ -41,8 +41,12 @@ public protocol HeraldStore: Sendable {
     func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device]
     /// Notifications with `pending` deliveries not leased by a live owner (crash recovery).
     func notificationsWithPendingDeliveries(now: Date) throws -> [String]
-    /// Releases leases held by owners that are no longer running.
+    /// Releases every lease of `owners` at once (owners known to be gone; others expire by time).
     func releaseLeases(ownedBy owners: [String]) throws
+    /// Moves `owner`'s leases on `deliveryIds` to expire at `until`: later, as the holder's heartbeat,
+    /// or in the past, to give them up. Rows no longer leased by `owner` (recorded, released, or
+    /// taken over after expiry) are left alone.
+    func renewLeases(owner: String, deliveryIds: [String], until: Date) throws
     /// Distinct current lease owners.
     func leaseOwners() throws -> [String]
     /// The earliest `nextAttemptAt` of any `retry` delivery.

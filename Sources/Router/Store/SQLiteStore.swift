@@ -610,6 +610,21 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// See ``HeraldStore``.
+    public func renewLeases(owner: String, deliveryIds: [String], until: Date) throws {
+        guard !deliveryIds.isEmpty else { return }
+        try checkWritable("renew delivery leases")
+        try db.transaction { c in
+            for start in stride(from: 0, to: deliveryIds.count, by: 500) {
+                let ids = deliveryIds[start..<min(deliveryIds.count, start + 500)]
+                try c.run(
+                    "UPDATE deliveries SET lease_until = ? WHERE lease_owner = ? AND id IN ("
+                        + Array(repeating: "?", count: ids.count).joined(separator: ",") + ")",
+                    [SQLiteStore.ms(until), .text(owner)] + ids.map { .text($0) })
+            }
+        }
+    }
+
+    /// See ``HeraldStore``.
     public func leaseOwners() throws -> [String] {
         try db.query("SELECT DISTINCT lease_owner FROM deliveries WHERE lease_owner IS NOT NULL").compactMap {
             $0.string("lease_owner")

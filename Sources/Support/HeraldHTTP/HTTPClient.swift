@@ -61,11 +61,13 @@ public final class HTTPClient: Sendable {
     /// Sends one request and waits for its response.
     ///
     /// Any HTTP status is returned as a response. Cancelling the calling task aborts the transfer.
+    /// Inside a ``RequestTimeoutScope`` the request's timeout is at most the scope's limit.
     /// - Parameter request: The request.
     /// - Returns: The final response.
     /// - Throws: An ``HTTPError``: `.cancelled` when the task is cancelled, `.shutdown` after ``shutdown()``,
     ///   `.timeout`, `.connectFailed`, `.tls`, `.responseTooLarge`, `.invalidRequest` or `.transport`.
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+        let request = RequestTimeoutScope.applied(to: request)
         try Curl.validate(request)
         let loop =
             loops.first(where: \.isLoopThread)
@@ -111,6 +113,7 @@ public final class HTTPClient: Sendable {
         items.reserveCapacity(requests.count)
         positions.reserveCapacity(requests.count)
         for (i, request) in requests.enumerated() {
+            let request = RequestTimeoutScope.applied(to: request)
             do throws(HTTPError) {
                 try Curl.validate(request)
                 items.append(
