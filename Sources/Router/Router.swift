@@ -338,10 +338,10 @@ public final class Router: Sendable {
             }
             var wait: Duration = .seconds(1)
             if let next = try store.nextDueTime() {
-                wait = .milliseconds(max(1, min(Int64(next.timeIntervalSince(now) * 1000), 60_000)))
+                wait = .milliseconds(max(1, min(Int64(clamping: next.timeIntervalSince(now) * 1000), 60_000)))
             }
             if let timeout {
-                let left = Int64(started.adding(timeout).timeIntervalSince(now) * 1000)
+                let left = Int64(clamping: started.adding(timeout).timeIntervalSince(now) * 1000)
                 wait = min(wait, .milliseconds(max(1, left)))
             }
             try await options.clock.sleep(for: wait)
@@ -381,7 +381,7 @@ public final class Router: Sendable {
                         }
                         var wait: Duration = .seconds(1)
                         if let next = try self.store.nextDueTime() {
-                            let ms = Int64(next.timeIntervalSince(now) * 1000)
+                            let ms = Int64(clamping: next.timeIntervalSince(now) * 1000)
                             wait = .milliseconds(max(10, min(ms, 1000)))
                         }
                         try await self.options.clock.sleep(for: wait)

@@ -110,6 +110,14 @@ import Testing
         #expect(delay == ConfigNode.maximumDuration)
     }
 
+    /// An embedder may build a `RetryPolicy` without the config's range checks: the largest
+    /// durations give a clamped delay, not a trap in the Double → Int64 conversion.
+    @Test func aRetryPolicyBuiltInCodeNeverTraps() {
+        let policy = RetryPolicy(maxAttempts: 1_000, initialDelay: .seconds(Int64.max), maxDelay: .seconds(Int64.max))
+        let delay = policy.backoff(attempt: 1_000, jitter: 1)
+        #expect(delay == .milliseconds(Int64.max))
+    }
+
     // MARK: UTF-8
 
     static func load(bytes: [UInt8]) throws -> HeraldConfig {

@@ -58,6 +58,6 @@ public struct RetryPolicy: Sendable, Equatable {
         let base = initialDelay.timeInterval * pow(2, Double(max(0, attempt - 1)))
         let capped = min(base, maxDelay.timeInterval)
         let j = min(max(jitter, 0), 1)
-        return .milliseconds(Int64((capped * (0.5 + j / 2) * 1000).rounded()))
+        return .milliseconds(Int64(clamping: (capped * (0.5 + j / 2) * 1000).rounded()))
     }
 }
