@@ -41,13 +41,25 @@ public struct ChannelFactory: Sendable {
     /// unknown keys) and must not do network I/O.
     public let make: @Sendable (ChannelConfig, ChannelContext) throws(ConfigError) -> any Channel
 
+    /// Narrows ``defaultPlatforms`` for one configured channel from its plain keys, for a type whose
+    /// platform depends on a key (a `relay` serves only its `protocol`'s platform). Given a lookup of
+    /// the channel's scalar values by key; nil keeps ``defaultPlatforms``.
+    public let platformsForConfig: (@Sendable (_ value: (String) -> String?) -> [String]?)?
+
     /// Creates a factory.
+    /// - Parameters:
+    ///   - type: The `type:` name.
+    ///   - defaultPlatforms: The platforms served when the config gives no `platforms:`.
+    ///   - platformsForConfig: Optionally, the platforms one channel serves by default, from its keys.
+    ///   - make: Builds the channel.
     public init(
         type: String, defaultPlatforms: [String],
+        platformsForConfig: (@Sendable (_ value: (String) -> String?) -> [String]?)? = nil,
         make: @escaping @Sendable (ChannelConfig, ChannelContext) throws(ConfigError) -> any Channel
     ) {
         self.type = type
         self.defaultPlatforms = defaultPlatforms
+        self.platformsForConfig = platformsForConfig
         self.make = make
     }
 

@@ -55,6 +55,25 @@ import Testing
             plan.json["unreachableDevices"]?[safe: 0]?["reason"] == "no channel in the config serves platform 'phone'")
     }
 
+    /// A relay without `platforms:` serves only its protocol's platform, so a home-assistant relay
+    /// routed beside a hapi relay is not given (nor does it judge) the iOS devices.
+    @Test func aRelayWithoutPlatformsServesOnlyItsProtocolsPlatform() async throws {
+        let router = try await Self.router(
+            """
+            channels:
+              ha: { type: relay, protocol: home-assistant }
+              hapi: { type: relay, protocol: hapi, url: "https://push.hapi.example" }
+            routes:
+              default:
+                - deliver: [ha, hapi]
+            """)
+        defer { Task { await router.shutdown() } }
+        #expect(router.config.channels.map(\.platforms) == [["mobile-app"], ["ios"]])
+        let iphone = Device(deviceId: "iphone", platform: "ios", fields: ["token": "apns-token-1"])
+        #expect(router.reach(of: iphone).channels == ["hapi"])
+        #expect(router.reach(of: Self.homeAssistant(namespace: "default")).channels == ["ha"])
+    }
+
     @Test func generalChecksStillRunForAnUnreachableDevice() async throws {
         let router = try await Self.router(
             "channels:\n  console: { type: log, path: /dev/null }\nroutes:\n  default:\n    - deliver: [console]\n")

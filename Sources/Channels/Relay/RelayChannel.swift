@@ -37,9 +37,9 @@ public enum RelayProtocol: String, Sendable, CaseIterable {
 ///   encryption: secretbox     # none (default) | secretbox: notification fields sealed with the device secret
 /// ```
 ///
-/// One channel speaks one protocol and serves only that protocol's platform (`ios` for hapi and
-/// openchamber, `pulse` for pulse, `mobile-app` for home-assistant); devices of other platforms are
-/// passed through ``validateRegistration(_:)`` unchanged and get no delivery. See
+/// One channel speaks one protocol and, without `platforms:`, serves only that protocol's platform
+/// (`ios` for hapi and openchamber, `pulse` for pulse, `mobile-app` for home-assistant); devices of
+/// other platforms are passed through ``validateRegistration(_:)`` unchanged and get no delivery. See
 /// `docs/channels/relay.md` for every key, wire format and outcome table.
 public final class RelayChannel: Channel, PublicKeyProviding {
     /// The configured protocol.
@@ -52,7 +52,11 @@ public final class RelayChannel: Channel, PublicKeyProviding {
     let homeAssistant: HomeAssistantRelay?
 
     /// The factory registered under `relay`.
-    public static let factory = ChannelFactory(type: "relay", defaultPlatforms: ["ios", "pulse", "mobile-app"]) {
+    /// A channel without `platforms:` serves only its protocol's platform.
+    public static let factory = ChannelFactory(
+        type: "relay", defaultPlatforms: ["ios", "pulse", "mobile-app"],
+        platformsForConfig: { value in value("protocol").flatMap(RelayProtocol.init(rawValue:)).map { [$0.platform] } }
+    ) {
         config, context throws(ConfigError) in
         try RelayChannel(config: config, context: context)
     }

@@ -249,7 +249,8 @@ public enum ConfigLoader {
                 throw typeNode.error(
                     "unknown channel type '\(type)' (known: \(registry.types.joined(separator: ", ")))")
             }
-            var platforms = factory.defaultPlatforms
+            var platforms =
+                factory.platformsForConfig?({ key in try? byKey[key]?.string(key) }) ?? factory.defaultPlatforms
             if let p = byKey["platforms"] {
                 platforms = try p.stringList("platforms")
                 for (i, pl) in platforms.enumerated() {
