@@ -55,11 +55,8 @@ public final class RelayChannel: Channel, PublicKeyProviding {
     /// A channel without `platforms:` serves only its protocol's platform.
     public static let factory = ChannelFactory(
         type: "relay", defaultPlatforms: ["ios", "pulse", "mobile-app"],
-        platformsForConfig: { value in value("protocol").flatMap(RelayProtocol.init(rawValue:)).map { [$0.platform] } }
-    ) {
-        config, context throws(ConfigError) in
-        try RelayChannel(config: config, context: context)
-    }
+        platformsForConfig: { value in value("protocol").flatMap(RelayProtocol.init(rawValue:)).map { [$0.platform] } },
+        make: { config, context throws(ConfigError) in try RelayChannel(config: config, context: context) })
 
     /// Builds the channel from its config (no network I/O).
     public init(config: ChannelConfig, context: ChannelContext) throws(ConfigError) {
