@@ -39,25 +39,30 @@ let package = Package(
             name: "HeraldCrypto", dependencies: ["COpenSSL", "CHeraldShims"],
             path: "Sources/Support/HeraldCrypto"),
         .target(
-            name: "HeraldHTTP", dependencies: ["CCurl", "CHeraldShims"],
+            name: "HeraldHTTP", dependencies: ["CCurl", "CHeraldShims", "HeraldSync"],
             path: "Sources/Support/HeraldHTTP"),
         .target(
-            name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims"],
+            name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims", "HeraldSync"],
             path: "Sources/Support/HeraldSQLite"),
         .target(name: "HeraldYAML", dependencies: ["CYAML"], path: "Sources/Support/HeraldYAML"),
         .target(name: "HeraldSodium", dependencies: ["CSodium"], path: "Sources/Support/HeraldSodium"),
+        // The one lock type (a POSIX mutex that sanitizers see); no C library of its own.
+        .target(name: "HeraldSync", path: "Sources/Support/HeraldSync"),
 
         // Plugin contract and core.
         .target(name: "ChannelAPI", dependencies: ["HeraldCrypto", "HeraldHTTP", "HeraldYAML"]),
-        .target(name: "Router", dependencies: ["ChannelAPI", "HeraldSQLite", "HeraldYAML"]),
+        .target(name: "Router", dependencies: ["ChannelAPI", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
 
         // Built-in channel modules.
-        .target(name: "WebPushChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/WebPush"),
+        .target(name: "WebPushChannel", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/WebPush"),
         .target(name: "FCMChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/FCM"),
-        .target(name: "APNsChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/APNs"),
-        .target(name: "RelayChannel", dependencies: ["ChannelAPI", "HeraldSodium"], path: "Sources/Channels/Relay"),
-        .target(name: "TelegramChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/Telegram"),
-        .target(name: "SinkChannels", dependencies: ["ChannelAPI"], path: "Sources/Channels/Sinks"),
+        .target(name: "APNsChannel", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/APNs"),
+        .target(
+            name: "RelayChannel", dependencies: ["ChannelAPI", "HeraldSodium", "HeraldSync"],
+            path: "Sources/Channels/Relay"),
+        .target(
+            name: "TelegramChannel", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/Telegram"),
+        .target(name: "SinkChannels", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/Sinks"),
         .target(
             name: "HeraldChannels",
             dependencies: [
@@ -67,7 +72,7 @@ let package = Package(
             path: "Sources/Channels/HeraldChannels"),
 
         // Fakes for channel authors and our own tests.
-        .target(name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP"]),
+        .target(name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP", "HeraldSync"]),
 
         // Executables.
         .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels"]),
@@ -78,7 +83,8 @@ let package = Package(
         // Examples: a channel module built outside the built-in set, and a hub embedding the router.
         .target(name: "NtfyChannel", dependencies: ["ChannelAPI", "HeraldHTTP"], path: "Examples/NtfyChannel"),
         .executableTarget(
-            name: "EmbeddedHub", dependencies: ["Router", "HeraldChannels", "NtfyChannel"], path: "Examples/EmbeddedHub"),
+            name: "EmbeddedHub", dependencies: ["Router", "HeraldChannels", "NtfyChannel"], path: "Examples/EmbeddedHub"
+        ),
 
         // Tests (Swift Testing). Vectors live in each suite's Vectors/ folder.
         .testTarget(name: "HeraldCryptoTests", dependencies: ["HeraldCrypto"], exclude: ["Vectors"]),
@@ -86,10 +92,12 @@ let package = Package(
         .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
         .testTarget(name: "HeraldSodiumTests", dependencies: ["HeraldSodium"]),
-        .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto"]),
+        .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"]),
         .testTarget(
-            name: "RouterTests", dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP", "NtfyChannel"]),
+            name: "RouterTests",
+            dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP", "HeraldSync", "NtfyChannel"]),
         .testTarget(
-            name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting"], exclude: ["Vectors", "Scripts"]),
+            name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting", "HeraldSync"],
+            exclude: ["Vectors", "Scripts"]),
     ]
 )

@@ -1,7 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldHTTP
-import Synchronization
+import HeraldSync
 
 /// The embedding API: a router built from a YAML file or a config value, with a device registry,
 /// `send`, an outbox worker and an event stream.
@@ -18,7 +18,7 @@ public final class Router: Sendable {
     let options: RouterOptions
     let http: HTTPClient
     let hub = EventHub()
-    let graph: Mutex<RouterGraph>
+    let graph: Locked<RouterGraph>
     let configPath: String?
     let logSink: any LogSink
     let logger: ChannelLogger
@@ -63,7 +63,7 @@ public final class Router: Sendable {
         let built = try RouterGraph.build(
             config: config, registry: registry, http: http, clock: options.clock, random: options.random,
             logSink: logSink, store: store)
-        graph = Mutex(built)
+        graph = Locked(built)
     }
 
     var currentGraph: RouterGraph { graph.withLock { $0 } }
@@ -525,7 +525,7 @@ extension Router {
 
 /// The first failure of a worker pass, shared by its concurrent parts; once set, they start nothing new.
 final class PassFailure: Sendable {
-    private let first = Mutex<(any Error)?>(nil)
+    private let first = Locked<(any Error)?>(nil)
 
     /// The failure, if one was set.
     var error: (any Error)? { first.withLock { $0 } }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import HeraldSync
 
 /// Why a ``FakeHTTPServer`` could not start or answer a control command.
 public struct FakeHTTPServerError: Error, Sendable, CustomStringConvertible {
@@ -217,10 +217,10 @@ private final class ControlChannel: Sendable {
         var finished = false
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(process: Process, input: FileHandle) {
-        state = Mutex(State(process: process, input: input))
+        state = Locked(State(process: process, input: input))
     }
 
     /// Sends `line` (or nothing, to wait for the start-up line) and waits for the next reply line.

@@ -1,9 +1,10 @@
 import ChannelAPI
+import HeraldSync
 import Synchronization
 
 /// A ``ChannelStateStore`` in memory, for testing a channel without a router.
 public final class InMemoryChannelState: ChannelStateStore {
-    private let values = Mutex<[String: [UInt8]]>([:])
+    private let values = Locked<[String: [UInt8]]>([:])
 
     /// An empty state.
     public init() {}
@@ -29,7 +30,7 @@ public final class InMemoryChannelState: ChannelStateStore {
 
 /// Collects log records so tests can assert that nothing secret was logged.
 public final class RecordingLogSink: LogSink {
-    private let records = Mutex<[LogRecord]>([])
+    private let records = Locked<[LogRecord]>([])
 
     /// An empty sink.
     public init() {}

@@ -1,14 +1,14 @@
 import ChannelAPI
 import Foundation
-import Synchronization
+import HeraldSync
 
 /// A clock that moves only when told to. `sleep` advances the clock by the requested duration and
 /// returns at once, so retry schedules and rate limits run instantly and exactly in tests.
 public final class ManualClock: HeraldClock {
-    private let current: Mutex<Date>
+    private let current: Locked<Date>
 
     /// Starts at `start` (default 2026-01-01T00:00:00Z).
-    public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) { current = Mutex(start) }
+    public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) { current = Locked(start) }
 
     /// The current time.
     public func now() -> Date { current.withLock { $0 } }

@@ -1,5 +1,5 @@
 import ChannelAPI
-import Synchronization
+import HeraldSync
 
 /// A channel that records every request and answers from a script: the fake to route through in
 /// router tests and in a channel author's own tests.
@@ -13,7 +13,7 @@ public final class RecordingChannel: Channel {
     /// How to answer one target.
     public typealias Answer = @Sendable (DeliveryTarget, DeliveryRequest) -> DeliveryResult
 
-    private let state = Mutex<(requests: [DeliveryRequest], answer: Answer, delay: Duration?)>(
+    private let state = Locked<(requests: [DeliveryRequest], answer: Answer, delay: Duration?)>(
         ([], { target, _ in .delivered(target) }, nil))
 
     /// A recorder that delivers everything.

@@ -1,10 +1,10 @@
 import ChannelAPI
-import Synchronization
+import HeraldSync
 import Testing
 
 @Suite struct ConcurrentMapTests {
     final class Gauge: Sendable {
-        let state = Mutex<(now: Int, peak: Int)>((0, 0))
+        let state = Locked<(now: Int, peak: Int)>((0, 0))
         func enter() {
             state.withLock {
                 $0.now += 1

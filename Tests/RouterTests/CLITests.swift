@@ -1,8 +1,8 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
+import HeraldSync
 import RouterTesting
-import Synchronization
 import Testing
 
 /// Runs the real `herald` binary in a temporary HERALD_HOME.
@@ -355,7 +355,7 @@ extension JSONValue {
         p.standardError = err
         p.standardOutput = Pipe()
         // stderr is collected in the background, so that waiting for a line never blocks on a read.
-        let collected = Mutex("")
+        let collected = Locked("")
         err.fileHandleForReading.readabilityHandler = { handle in
             let text = String(decoding: handle.availableData, as: UTF8.self)
             collected.withLock { $0 += text }

@@ -1,7 +1,7 @@
 import ChannelAPI
 import Foundation
+import HeraldSync
 import RouterTesting
-import Synchronization
 import Testing
 
 /// The real `herald` binary on configs with out-of-range numbers and bad bytes, offline validation,
@@ -47,7 +47,7 @@ import Testing
         let err = Pipe()
         p.standardError = err
         p.standardOutput = Pipe()
-        let collected = Mutex("")
+        let collected = Locked("")
         err.fileHandleForReading.readabilityHandler = { handle in
             let text = String(decoding: handle.availableData, as: UTF8.self)
             collected.withLock { $0 += text }

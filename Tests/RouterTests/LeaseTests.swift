@@ -1,7 +1,7 @@
 import ChannelAPI
 import Foundation
+import HeraldSync
 import RouterTesting
-import Synchronization
 import Testing
 
 @testable import Router
@@ -163,7 +163,7 @@ import Testing
 
 /// A channel whose deliveries wait until the test opens it, then deliver.
 final class GateChannel: Channel {
-    private let state = Mutex<(calls: Int, open: Bool, waiters: [CheckedContinuation<Void, Never>])>((0, false, []))
+    private let state = Locked<(calls: Int, open: Bool, waiters: [CheckedContinuation<Void, Never>])>((0, false, []))
 
     /// Calls of `deliver` so far.
     var calls: Int { state.withLock { $0.calls } }

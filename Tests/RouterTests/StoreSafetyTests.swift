@@ -1,8 +1,8 @@
 import ChannelAPI
 import Foundation
+import HeraldSync
 import Router
 import RouterTesting
-import Synchronization
 import Testing
 
 /// Runs a short Python `sqlite3` script on a store file: an independent way to build foreign or
@@ -356,7 +356,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
 /// fills between the claim and the record): every other call goes to the SQLite store unchanged.
 final class RecordRefusingStore: HeraldStore {
     let base: SQLiteStore
-    private let refusing = Mutex(false)
+    private let refusing = Locked(false)
 
     init(path: String) throws { base = try SQLiteStore(path: path) }
 

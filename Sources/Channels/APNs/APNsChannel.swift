@@ -2,7 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
-import Synchronization
+import HeraldSync
 
 /// `type: apns`: Apple Push Notification service over HTTP/2 with token (ES256 JWT) auth.
 ///
@@ -35,7 +35,7 @@ public final class APNsChannel: Channel {
     let logger: ChannelLogger
     /// Environments whose connection has had a request with a valid provider token accepted. Until
     /// then APNs allows one stream only, so the first request to a cold environment goes out alone.
-    private let warm = Mutex<Set<APNsEnvironment>>([])
+    private let warm = Locked<Set<APNsEnvironment>>([])
 
     /// The factory registered under `apns`; serves `ios` devices. Reads the `.p8` key at config time.
     public static let factory = ChannelFactory(type: "apns", defaultPlatforms: ["ios"]) {

@@ -1,6 +1,6 @@
 import ChannelAPI
 import HeraldCrypto
-import Synchronization
+import HeraldSync
 
 /// Hands out the channel's provider token: from memory while fresh, else from the channel state
 /// store (shared by every `herald` process on the same database), minting a new one atomically
@@ -14,7 +14,7 @@ final class APNsTokenProvider: Sendable {
     let state: any ChannelStateStore
     let clock: any HeraldClock
     let logger: ChannelLogger
-    private let memory = Mutex<APNsProviderToken?>(nil)
+    private let memory = Locked<APNsProviderToken?>(nil)
 
     init(
         key: P256PrivateKey, keyID: String, teamID: String, state: any ChannelStateStore, clock: any HeraldClock,

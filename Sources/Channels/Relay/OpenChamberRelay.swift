@@ -2,7 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
-import Synchronization
+import HeraldSync
 
 /// The pure half of openchamber's signed relay protocol: signing inputs, signatures, bodies and
 /// the response shape.
@@ -107,7 +107,7 @@ final class OpenChamberRelay: Sendable {
     static let stateKey = "openchamber.signing-key"
     let url: String
     let context: ChannelContext
-    private let cached = Mutex<P256PrivateKey?>(nil)
+    private let cached = Locked<P256PrivateKey?>(nil)
 
     init(url: String, context: ChannelContext) {
         self.url = url

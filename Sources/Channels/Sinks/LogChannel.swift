@@ -1,6 +1,6 @@
 import ChannelAPI
 import Foundation
-import Synchronization
+import HeraldSync
 
 /// `type: log`: a sink that writes one JSON line per notification to a file or stdout.
 ///
@@ -13,7 +13,7 @@ public final class LogChannel: Channel {
     /// The output path, or "-" for stdout.
     public let path: String
     let clock: any HeraldClock
-    let lock = Mutex<Void>(())
+    let lock = Locked<Void>(())
 
     /// The factory registered under `log`.
     public static let factory = ChannelFactory(type: "log", defaultPlatforms: []) {

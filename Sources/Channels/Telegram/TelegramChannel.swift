@@ -1,6 +1,6 @@
 import ChannelAPI
 import Foundation
-import Synchronization
+import HeraldSync
 
 /// `type: telegram`: sends notifications as Bot API `sendMessage` (HTML parse mode) to registered
 /// chats (platform `telegram`, field `chatId`) and to static `chat-ids:`, turns actions into inline
@@ -371,7 +371,7 @@ public struct TelegramChannel: Channel {
 /// Facts shared by the sends of one batch: a configuration error (401/404) is logged once and stops
 /// the remaining sends of the batch.
 final class TelegramBatch: Sendable {
-    private let error = Mutex<String?>(nil)
+    private let error = Locked<String?>(nil)
 
     /// The configuration error seen so far in this batch.
     var configurationError: String? { error.withLock { $0 } }

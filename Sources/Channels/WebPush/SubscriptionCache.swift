@@ -1,12 +1,12 @@
 import ChannelAPI
-import Synchronization
+import HeraldSync
 
 /// Parsed subscriptions by their registration text, so a fan-out does not re-decode base64,
 /// re-import and re-check the P-256 point and re-parse the endpoint URL for every message.
 /// The key is the subscription's endpoint and key strings plus the allow-list, so a changed
 /// registration or config is parsed (and validated) afresh.
 final class SubscriptionCache: Sendable {
-    private let entries = Mutex<[String: WebPushSubscription]>([:])
+    private let entries = Locked<[String: WebPushSubscription]>([:])
     static let capacity = 50_000
 
     func subscription(for device: Device, allowHosts: [String]) throws(ValidationError) -> WebPushSubscription {

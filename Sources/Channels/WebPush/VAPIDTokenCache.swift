@@ -1,7 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import Synchronization
+import HeraldSync
 
 /// Signed VAPID `Authorization` values per (key, audience), reused until shortly before they
 /// expire: the margin is 10 minutes, or half the lifetime for lifetimes under 20 minutes. Reuse
@@ -13,7 +13,7 @@ final class VAPIDTokenCache: Sendable {
         var expiresAt: Int64
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Locked<[String: Entry]>([:])
     static let maxEntries = 1024
 
     /// The `Authorization` value and the bare token for `audience`, signed with `key`.

@@ -2,7 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
-import Synchronization
+import HeraldSync
 
 /// `type: webpush`: RFC 8030 push with RFC 8291 (`aes128gcm`) encryption and RFC 8292 VAPID.
 ///
@@ -205,7 +205,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
 
     /// The last parsed key ring and the stored bytes it came from.
     final class RingCache: Sendable {
-        let value = Mutex<(bytes: [UInt8], ring: VAPIDKeyRing)?>(nil)
+        let value = Locked<(bytes: [UInt8], ring: VAPIDKeyRing)?>(nil)
     }
 
     /// A result that ends a delivery before anything is sent.

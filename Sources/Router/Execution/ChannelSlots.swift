@@ -1,4 +1,4 @@
-import Synchronization
+import HeraldSync
 
 /// A counting semaphore per channel name: at most `limit` holders per channel at once, waiters served
 /// in arrival order. The worker (`drain`, `run`) attempts due work through it, so a channel whose
@@ -11,7 +11,7 @@ final class ChannelSlots: Sendable {
 
     /// Most holders per channel (at least 1).
     let limit: Int
-    private let state = Mutex<[String: Entry]>([:])
+    private let state = Locked<[String: Entry]>([:])
 
     /// Creates slots with `limit` holders per channel.
     init(limit: Int) { self.limit = max(1, limit) }

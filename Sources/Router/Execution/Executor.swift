@@ -1,7 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldHTTP
-import Synchronization
+import HeraldSync
 
 /// Runs planned deliveries: step by step, the channels of a step concurrently, recording every
 /// outcome in the outbox. Resumable: everything it decides is read back from the store, so the
@@ -551,7 +551,7 @@ struct Executor: Sendable {
 
 /// The first store failure of one ``Executor/attempt(_:notification:graph:deadline:)``, shared by its chunks.
 final class RecordFailure: Sendable {
-    private let first = Mutex<(any Error)?>(nil)
+    private let first = Locked<(any Error)?>(nil)
 
     /// The failure, if one was set.
     var error: (any Error)? { first.withLock { $0 } }

@@ -1,4 +1,5 @@
 import ChannelAPI
+import HeraldSync
 import Synchronization
 
 /// What an embedder can observe through ``Router/events()``.
@@ -17,7 +18,7 @@ public enum RouterEvent: Sendable {
 
 /// Fans events out to every subscriber.
 final class EventHub: Sendable {
-    private let subscribers = Mutex<[Int: AsyncStream<RouterEvent>.Continuation]>([:])
+    private let subscribers = Locked<[Int: AsyncStream<RouterEvent>.Continuation]>([:])
     private let nextId = Atomic<Int>(0)
 
     func subscribe() -> AsyncStream<RouterEvent> {

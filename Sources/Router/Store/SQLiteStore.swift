@@ -1,6 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldSQLite
+import HeraldSync
 import Synchronization
 
 /// How ``SQLiteStore/init(path:access:)`` opens an existing store file.
@@ -29,7 +30,7 @@ public final class SQLiteStore: HeraldStore {
     /// Decoded devices per namespace, valid while neither this store (``deviceGeneration``) nor another
     /// connection (`PRAGMA data_version`) has written since. Planning a 10,000-device fan-out then
     /// costs no JSON decoding.
-    private let deviceCache = Mutex<[String: (dataVersion: Int64, generation: Int, devices: [Device])]>([:])
+    private let deviceCache = Locked<[String: (dataVersion: Int64, generation: Int, devices: [Device])]>([:])
     private let deviceGeneration = Atomic<Int>(0)
 
     /// Herald's `PRAGMA application_id` ("HRLD"): marks a file as a Herald store.

@@ -1,5 +1,6 @@
 import CCurl
 import CHeraldShims
+import HeraldSync
 import Synchronization
 
 #if canImport(Glibc)
@@ -50,7 +51,7 @@ final class EventLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let settings: LoopSettings
     private let stats: ClientStats
-    private let shared = Mutex(Shared())
+    private let shared = Locked(Shared())
 
     // Loop-thread-only state.
     /// Single requests in flight, by their token (for cancellation).

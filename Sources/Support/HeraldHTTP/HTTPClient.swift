@@ -1,3 +1,4 @@
+import HeraldSync
 import Synchronization
 
 /// An asynchronous HTTP client on libcurl's multi interface.

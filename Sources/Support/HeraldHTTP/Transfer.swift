@@ -1,5 +1,6 @@
 import CCurl
 import CHeraldShims
+import HeraldSync
 import Synchronization
 
 /// A finished response as the loop thread hands it over. Header lines stay raw so that parsing them

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import HeraldSync
 import Synchronization
 
 /// How ``SQLiteDatabase/init(path:mode:busyTimeoutMilliseconds:)`` opens its file.
@@ -26,7 +27,7 @@ public enum SQLiteFileKind: Sendable, Equatable {
 
 /// A SQLite database file (or `":memory:"`) behind one connection, safe to share between tasks.
 ///
-/// Every operation takes an internal `Mutex`, so calls are serialised; the connection is opened with
+/// Every operation takes an internal `Locked` (a POSIX mutex), so calls are serialised; the connection is opened with
 /// `SQLITE_OPEN_NOMUTEX` because SQLite's own locking would be redundant. Several `SQLiteDatabase` instances
 /// (or processes) may open the same file; they coordinate through SQLite's file locks, WAL and `busy_timeout`.
 ///
@@ -36,7 +37,7 @@ public final class SQLiteDatabase: Sendable {
     /// The path given to ``init(path:busyTimeoutMilliseconds:)``.
     public let path: String
 
-    private let lock = Mutex<Void>(())
+    private let lock = Locked<Void>(())
     private let owner = Atomic<UInt>(0)
     private let box: ConnectionBox
 
@@ -171,7 +172,7 @@ public final class SQLiteDatabase: Sendable {
         return true
     }
 
-    /// Runs `body` with exclusive use of the connection. Calls are serialised by an internal `Mutex`;
+    /// Runs `body` with exclusive use of the connection. Calls are serialised by an internal `Locked` (a POSIX mutex);
     /// errors thrown by `body` are rethrown unchanged. The connection must not escape `body`.
     public func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let result = try locked { connection in Result { () throws -> T in try body(connection) } }

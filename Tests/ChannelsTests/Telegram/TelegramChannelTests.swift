@@ -2,8 +2,8 @@ import ChannelAPI
 import Foundation
 import HeraldChannels
 import HeraldHTTP
+import HeraldSync
 import RouterTesting
-import Synchronization
 import Testing
 
 @testable import TelegramChannel
@@ -75,7 +75,7 @@ private struct Harness {
 /// A ChannelEventSink that records events and knows a set of notifications.
 private final class RecordingSink: ChannelEventSink {
     struct Unknown: Error {}
-    private let state = Mutex<(known: Set<String>, events: [ChannelEvent])>(([], []))
+    private let state = Locked<(known: Set<String>, events: [ChannelEvent])>(([], []))
 
     init(known: [String]) { state.withLock { $0.known = Set(known) } }
 
