@@ -15,12 +15,16 @@
 /// production is the code TSan checks, with no suppression. Uncontended, both cost about the same.
 public final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    /// The value lives in its own allocation, not in a stored property: a zero-sized `Value`
+    /// (`Locked<Void>`, a plain lock) would otherwise share its address with the object's header,
+    /// which Swift reads without the lock, and TSan would report that as a race.
+    private let storage: UnsafeMutablePointer<Value>
 
     /// Creates the lock around `value`.
     /// - Parameter value: The initial value.
     public init(_ value: Value) {
-        self.value = value
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: value)
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -30,6 +34,8 @@ public final class Locked<Value>: @unchecked Sendable {
         pthread_mutex_destroy(mutex)
         mutex.deinitialize(count: 1)
         mutex.deallocate()
+        storage.deinitialize(count: 1)
+        storage.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value.
@@ -40,6 +46,6 @@ public final class Locked<Value>: @unchecked Sendable {
     {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&storage.pointee)
     }
 }
