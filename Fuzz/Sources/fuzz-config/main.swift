@@ -3,6 +3,7 @@ import Foundation
 import FuzzInput
 import HeraldChannels
 import HeraldHTTP
+
 @testable import Router
 
 /// Shared across runs: building an HTTP client per input would measure thread start-up.

@@ -1,6 +1,7 @@
 import APNsChannel
 import ChannelAPI
 import FuzzInput
+
 @testable import RelayChannel
 
 /// libFuzzer entry: a notification's `liveActivity` through both field parsers (APNs and Pulse).

@@ -1,5 +1,6 @@
 import ChannelAPI
 import FuzzInput
+
 @testable import RelayChannel
 
 private let target = DeliveryTarget(
