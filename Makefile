@@ -22,12 +22,12 @@ test: deps
 # Suppressions (only for proven false positives, each with its reason) are in scripts/tsan.supp.
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build-tsan
-	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp" \
+	HERALD_TEST_TIME_SCALE=8 TSAN_OPTIONS="second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp" \
 	  $(SWIFT) test --skip-build --sanitize=thread --build-path .build-tsan
 
 test-asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --build-path .build-asan
-	ASAN_OPTIONS="detect_leaks=0" $(SWIFT) test --skip-build --sanitize=address --build-path .build-asan
+	HERALD_TEST_TIME_SCALE=4 ASAN_OPTIONS="detect_leaks=0" $(SWIFT) test --skip-build --sanitize=address --build-path .build-asan
 
 # libFuzzer: every target in Fuzz/ for FUZZ_SECONDS each (default 60); fuzz-smoke is CI's 20 s run.
 fuzz: deps

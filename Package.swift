@@ -95,7 +95,8 @@ let package = Package(
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"]),
         .testTarget(
             name: "RouterTests",
-            dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP", "HeraldSync", "NtfyChannel"]),
+            dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP", "HeraldSync", "NtfyChannel"],
+            exclude: ["Scripts"]),
         .testTarget(
             name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting", "HeraldSync"],
             exclude: ["Vectors", "Scripts"]),
