@@ -9,10 +9,10 @@ import CCurl
 /// - an IPv6 literal keeps its brackets (`https://[::1]:8443`), with its zone id if it has one.
 ///
 /// Computed by ``HTTPClient`` when a request is submitted, so the loop thread does not pay for it.
-enum HostKey {
+package enum HostKey {
     /// The host key of `url`. A URL libcurl cannot parse gets the whole URL, lower-cased, as its key: its
     /// transfer then fails in libcurl with `.invalidRequest`, alone in its queue.
-    static func of(_ url: String) -> String {
+    package static func of(_ url: String) -> String {
         guard let handle = curl_url() else { return url.lowercased() }
         defer { curl_url_cleanup(handle) }
         guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK,
