@@ -35,7 +35,8 @@ enum LibraryBench {
 
         let pairs = [
             Pair(
-                name: "base64url encode, 65 B (a P-256 key)", handWritten: { HandWrittenBase64.urlEncode(key65).utf8.count },
+                name: "base64url encode, 65 B (a P-256 key)",
+                handWritten: { HandWrittenBase64.urlEncode(key65).utf8.count },
                 library: { SodiumBase64.encode(key65, variant: .urlSafeNoPadding).utf8.count },
                 libraryName: "libsodium sodium_bin2base64"),
             Pair(
@@ -92,7 +93,8 @@ enum LibraryBench {
             }
             lines.append(
                 String(
-                    format: "| %@ | %.0f | %.0f | %.2f | %@ |", pair.name, bestHand, bestLibrary, bestLibrary / bestHand,
+                    format: "| %@ | %.0f | %.0f | %.2f | %@ |", pair.name, bestHand, bestLibrary,
+                    bestLibrary / bestHand,
                     pair.libraryName))
         }
         return lines.joined(separator: "\n")

@@ -47,7 +47,8 @@ import Testing
         for length in 0...70 {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 5) }
             for variant in [SodiumBase64.Variant.original, .originalNoPadding, .urlSafe, .urlSafeNoPadding] {
-                #expect(try SodiumBase64.decode(SodiumBase64.encode(bytes, variant: variant), variant: variant) == bytes)
+                #expect(
+                    try SodiumBase64.decode(SodiumBase64.encode(bytes, variant: variant), variant: variant) == bytes)
             }
         }
     }

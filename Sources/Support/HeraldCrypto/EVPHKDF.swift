@@ -13,7 +13,8 @@ package enum EVPHKDF {
 
     /// HKDF-Extract: `PRK = HMAC-SHA-256(salt, IKM)` (32 bytes).
     package static func extract(salt: [UInt8], inputKeyMaterial: [UInt8]) throws(CryptoError) -> [UInt8] {
-        try derive(mode: EVP_KDF_HKDF_MODE_EXTRACT_ONLY, key: inputKeyMaterial, extra: salt, extraName: "salt", length: 32)
+        try derive(
+            mode: EVP_KDF_HKDF_MODE_EXTRACT_ONLY, key: inputKeyMaterial, extra: salt, extraName: "salt", length: 32)
     }
 
     /// HKDF-Expand: `length` bytes from `pseudoRandomKey` and `info`.
@@ -41,27 +42,27 @@ package enum EVPHKDF {
         var output = [UInt8](repeating: 0, count: length)
         let ok = withUnsafeMutablePointer(to: &mode) { modePointer in
             key.withUnsafeMutableBytes { keyBytes in
-            extra.withUnsafeMutableBytes { extraBytes in
-                output.withUnsafeMutableBytes { out -> Bool in
-                    // Parameter names and the digest name are static C strings: they outlive the call.
-                    func name(_ text: StaticString) -> UnsafePointer<CChar> {
-                        UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
+                extra.withUnsafeMutableBytes { extraBytes in
+                    output.withUnsafeMutableBytes { out -> Bool in
+                        // Parameter names and the digest name are static C strings: they outlive the call.
+                        func name(_ text: StaticString) -> UnsafePointer<CChar> {
+                            UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
+                        }
+                        var params = [
+                            OSSL_PARAM_construct_utf8_string(
+                                name("digest"), UnsafeMutablePointer(mutating: name(digestName)), 0),
+                            OSSL_PARAM_construct_int(name("mode"), modePointer),
+                            OSSL_PARAM_construct_octet_string(name("key"), keyBytes.baseAddress, keyBytes.count),
+                            OSSL_PARAM_construct_end(),
+                            OSSL_PARAM_construct_end(),
+                        ]
+                        if !extraBytes.isEmpty {
+                            params[3] = OSSL_PARAM_construct_octet_string(
+                                name(extraName), extraBytes.baseAddress, extraBytes.count)
+                        }
+                        return EVP_KDF_derive(ctx, out.baseAddress, out.count, &params) == 1
                     }
-                    var params = [
-                        OSSL_PARAM_construct_utf8_string(
-                            name("digest"), UnsafeMutablePointer(mutating: name(digestName)), 0),
-                        OSSL_PARAM_construct_int(name("mode"), modePointer),
-                        OSSL_PARAM_construct_octet_string(name("key"), keyBytes.baseAddress, keyBytes.count),
-                        OSSL_PARAM_construct_end(),
-                        OSSL_PARAM_construct_end(),
-                    ]
-                    if !extraBytes.isEmpty {
-                        params[3] = OSSL_PARAM_construct_octet_string(
-                            name(extraName), extraBytes.baseAddress, extraBytes.count)
-                    }
-                    return EVP_KDF_derive(ctx, out.baseAddress, out.count, &params) == 1
                 }
-            }
             }
         }
         guard ok else { throw OpenSSL.error("EVP_KDF_derive") }
