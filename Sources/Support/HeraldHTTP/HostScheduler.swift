@@ -62,15 +62,16 @@ struct HostScheduler<Item> {
         } else if version != nil, !http1Hosts.isEmpty {
             http1Hosts.remove(host)
         }
-        let count = active[host, default: 0]
-        if count <= 1 { active[host] = nil } else { active[host] = count - 1 }
+        active[host, default: 1] -= 1  // a host keeps its entry (at 0): one hash per finished transfer
     }
 
     /// Takes the oldest waiting request of `host` when the host has a free slot; the caller then
     /// starts it (and calls ``started(_:)``) or fails it.
     mutating func nextReady(_ host: String) -> Item? {
-        guard active[host, default: 0] < capacity(for: host) else { return nil }
-        guard let item = queues[host]?.popFirst() else { return nil }
+        // Nothing waits (the common case): one lookup.
+        guard queues[host] != nil, active[host, default: 0] < capacity(for: host),
+            let item = queues[host]?.popFirst()
+        else { return nil }
         if queues[host]?.isEmpty == true { queues[host] = nil }
         waitingCount -= 1
         return item
