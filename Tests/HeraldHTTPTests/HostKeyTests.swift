@@ -1,3 +1,5 @@
+import Foundation
+import RouterTesting
 import Testing
 
 @testable import HeraldHTTP
@@ -51,5 +53,39 @@ import Testing
     @Test func aURLLibcurlCannotParseIsItsOwnKey() {
         #expect(HostKey.of("https://exa mple.com/") == "https://exa mple.com/")
         #expect(HostKey.of("https://example.com:99999/") == "https://example.com:99999/")
+    }
+}
+
+/// Over a real loop: a URL with user info is the same host as the plain one, so it waits in the same
+/// per-host queue (before `curl_url`, it was a host of its own and went straight to libcurl).
+@Suite struct HostKeyQueueTests {
+    @Test func userInfoDoesNotOpenASecondQueueForTheSameHost() async throws {
+        let server = try await FakeHTTPServer.start()
+        let client = try HTTPClient(
+            configuration: .init(caFile: server.caFile, maxConnectionsPerHost: 1, maxConcurrentStreams: 1))
+        try await server.route("/slow", [FakeHTTPResponse(status: 200, delay: .seconds(30))])
+        let first = Task { try? await client.send(HTTPRequest(url: server.baseURL + "/slow/0")) }
+        #expect(try await waitUntil { try await server.requests().count == 1 })
+        let withUser = server.baseURL.replacingOccurrences(of: "https://", with: "https://user@")
+        #expect(withUser != server.baseURL)
+        let second = Task { try? await client.send(HTTPRequest(url: withUser + "/slow/1")) }
+        // The host's one slot is busy: the second request waits in the loop, not in libcurl.
+        #expect(try await waitUntil { client.waitingRequests == 1 })
+        first.cancel()
+        second.cancel()
+        _ = await first.value
+        _ = await second.value
+        await client.shutdown()
+        await server.stop()
+    }
+
+    /// Polls `condition` until it holds or 20 seconds pass.
+    private func waitUntil(_ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
     }
 }
