@@ -195,7 +195,7 @@ final class HeaderList: @unchecked Sendable {
 final class Transfer {
     let completion: Completion
     let easy: EasyHandle
-    /// The request's `scheme://authority`, for the loop's per-host limit.
+    /// The request's ``HostKey``, for the loop's per-host limit.
     let host: String
     let limit: Int
     var headerList: HeaderList?
