@@ -36,7 +36,7 @@ let package = Package(
 
         // Support: the only Swift code that imports a C module. One wrapper per C library.
         .target(
-            name: "HeraldCrypto", dependencies: ["COpenSSL", "CHeraldShims"],
+            name: "HeraldCrypto", dependencies: ["COpenSSL", "CHeraldShims", "HeraldSodium"],
             path: "Sources/Support/HeraldCrypto"),
         .target(
             name: "HeraldHTTP", dependencies: ["CCurl", "CHeraldShims", "HeraldSync"],
@@ -78,7 +78,7 @@ let package = Package(
         .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels"]),
         .executableTarget(
             name: "HeraldBench",
-            dependencies: ["HeraldCrypto", "HeraldHTTP", "Router", "HeraldChannels", "RouterTesting"]),
+            dependencies: ["HeraldCrypto", "HeraldHTTP", "HeraldSodium", "Router", "HeraldChannels", "RouterTesting"]),
 
         // Examples: a channel module built outside the built-in set, and a hub embedding the router.
         .target(name: "NtfyChannel", dependencies: ["ChannelAPI", "HeraldHTTP"], path: "Examples/NtfyChannel"),
