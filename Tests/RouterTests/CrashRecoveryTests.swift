@@ -1,17 +1,17 @@
 import ChannelAPI
 import Foundation
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 /// The crash test: `herald send` fans one notification out to 2,000 devices at a local FCM fake and
 /// is killed with SIGKILL mid-way; a restarted `herald drain` completes it. Every device must have
 /// received the notification, and any duplicate must carry the same idempotency key.
-@Suite(.serialized) struct CrashRecoveryTests {
+@Suite(.serialized, .stopsFakeHTTPServers) struct CrashRecoveryTests {
     static let devices = 2_000
 
     @Test func sigkillMidFanOutLosesNothing() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route(
             "/token", [.json(200, #"{"access_token":"ya29.crash-test","expires_in":3600,"token_type":"Bearer"}"#)])
         try await server.route(
@@ -24,14 +24,10 @@ import Testing
 
         let cli = try CLI(configText: "")
         let keyPath = cli.home + "/sa-key.pem"
-        let gen = Process()
-        gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        gen.arguments = [
-            "openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath,
-        ]
-        gen.standardError = Pipe()
-        try gen.run()
-        gen.waitUntilExit()
+        let gen = try Subprocess.run(
+            executable: "openssl",
+            arguments: ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath])
+        #expect(gen.code == 0, "\(gen.stderr)")
         let pem = try String(contentsOfFile: keyPath, encoding: .utf8)
         let serviceAccount: JSONValue = [
             "type": "service_account", "project_id": "crash-test", "private_key_id": "k1", "private_key": .string(pem),
