@@ -5,6 +5,9 @@ import Testing
 ///
 /// Use ``Testing/Trait/stopsFakeHTTPServers`` on a suite or a test.
 public struct StopsFakeHTTPServers: TestTrait, SuiteTrait, TestScoping {
+    /// Creates the trait; ``Testing/Trait/stopsFakeHTTPServers`` reads better.
+    public init() {}
+
     /// Applies to every test of a suite it is given to.
     public var isRecursive: Bool { true }
 
