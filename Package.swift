@@ -92,7 +92,8 @@ let package = Package(
         ),
 
         // Tests (Swift Testing). Vectors live in each suite's Vectors/ folder.
-        .testTarget(name: "HeraldCryptoTests", dependencies: ["HeraldCrypto", "HeraldHTTPTesting"], exclude: ["Vectors"]),
+        .testTarget(
+            name: "HeraldCryptoTests", dependencies: ["HeraldCrypto", "HeraldHTTPTesting"], exclude: ["Vectors"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldHTTPTesting"]),
         .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
@@ -101,10 +102,12 @@ let package = Package(
         .testTarget(
             name: "RouterTests",
             dependencies: [
-                "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSync", "NtfyChannel",
+                "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSync",
+                "NtfyChannel",
             ]),
         .testTarget(
-            name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting", "HeraldHTTPTesting", "HeraldSync"],
+            name: "ChannelsTests",
+            dependencies: ["HeraldChannels", "RouterTesting", "HeraldHTTPTesting", "HeraldSync"],
             exclude: ["Vectors", "Scripts"]),
     ]
 )

@@ -81,8 +81,9 @@ struct FakeHTTPServerTests {
     @Test func traitStopsEveryServerATestStarted() async throws {
         let started = Locked<[FakeHTTPServer]>([])
         @Sendable func harness() async throws -> FakeHTTPServer { try await FakeHTTPServer.start() }
+        let test = try #require(Test.current)
         await #expect(throws: Planned.self) {
-            try await StopsFakeHTTPServers().provideScope(for: try #require(Test.current), testCase: Test.Case.current) {
+            try await StopsFakeHTTPServers().provideScope(for: test, testCase: Test.Case.current) {
                 let direct = try await FakeHTTPServer.start()
                 let nested = try await harness()
                 started.withLock { $0 = [direct, nested] }

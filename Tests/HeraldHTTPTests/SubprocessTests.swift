@@ -36,7 +36,11 @@ struct SubprocessTests {
 
     @Test func textStdinEnvironmentAndWorkingDirectory() throws {
         let r = try Subprocess.run(
-            executable: "/bin/sh", arguments: ["-c", #"read line; printf '%s|%s|%s|' "$line" "$HERALD_SUBPROCESS_TEST" "$(pwd)"; [ -n "$PATH" ] && printf path"#],
+            executable: "/bin/sh",
+            arguments: [
+                "-c",
+                #"read line; printf '%s|%s|%s|' "$line" "$HERALD_SUBPROCESS_TEST" "$(pwd)"; [ -n "$PATH" ] && printf path"#,
+            ],
             stdin: "hello\n", environment: ["HERALD_SUBPROCESS_TEST": "set"], currentDirectory: "/")
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.stdout == "hello|set|/|path", "the given variable is added to the inherited environment")

@@ -212,7 +212,9 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
 
     /// Runs `Scripts/sw_harness.js` with Node on `Examples/web/sw.js`.
     func serviceWorker(_ input: JSONValue) throws -> JSONValue {
-        guard let node = Subprocess.find("node") ?? Subprocess.find("nodejs") else { throw ValidationError(field: "node", "not on PATH (scripts/install-deps.sh installs nodejs)") }
+        guard let node = Subprocess.find("node") ?? Subprocess.find("nodejs") else {
+            throw ValidationError(field: "node", "not on PATH (scripts/install-deps.sh installs nodejs)")
+        }
         let root = channelsTestsDirectory.deletingLastPathComponent().deletingLastPathComponent()
         let harness = channelsTestsDirectory.appendingPathComponent("Scripts/sw_harness.js")
         return try runJSONScript(node, [harness.path, root.appendingPathComponent("Examples/web/sw.js").path], input)
