@@ -88,7 +88,7 @@ public final class FakeHTTPServer: Sendable {
             channel.receive(data)
         }
         do {
-            try process.run()
+            try Subprocess.start(process)
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw FakeHTTPServerError("could not run \(python): \(error)")

@@ -135,7 +135,7 @@ public enum Subprocess {
         process.standardError = err
         process.standardInput = stdinPipe ?? FileHandle.nullDevice
         do {
-            try process.run()
+            try start(process)
         } catch {
             throw SubprocessError("could not run \(path): \(error)")
         }
@@ -160,6 +160,39 @@ public enum Subprocess {
         return Result(
             code: process.terminationStatus, terminatedBySignal: process.terminationReason == .uncaughtSignal,
             stdoutBytes: Array(output), stderrBytes: Array(errorBytes.withLock { $0 }))
+    }
+
+    /// Starts `process` from a thread of its own that blocks no signal, so that the child does not inherit
+    /// the calling thread's mask: a test runs on a pool thread, which blocks nearly every signal, and a child
+    /// started from it would ignore `SIGTERM`, `SIGHUP` and `SIGINT` until it unblocked them itself.
+    /// - Parameter process: The configured process.
+    /// - Throws: What `Process.run()` throws.
+    static func start(_ process: Process) throws {
+        let launch = Launch(process)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            launch.run()
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        if let error = launch.error { throw error }
+    }
+
+    /// A process handed to the launching thread, and what starting it threw.
+    private final class Launch: @unchecked Sendable {
+        // Only the launching thread touches these until the semaphore hands them back.
+        private let process: Process
+        private(set) var error: (any Error)?
+
+        init(_ process: Process) { self.process = process }
+
+        func run() {
+            do { try process.run() } catch { self.error = error }
+        }
     }
 
     /// Runs `work` on a thread of its own (not the shared pools: it blocks on a pipe).

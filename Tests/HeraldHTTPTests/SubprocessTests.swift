@@ -58,10 +58,51 @@ struct SubprocessTests {
         let killed = try Subprocess.run(executable: "/bin/sh", arguments: ["-c", "kill -KILL $$"])
         #expect(killed.terminatedBySignal)
         #expect(killed.code == SIGKILL)
+        let terminated = try Subprocess.run(executable: "/bin/sh", arguments: ["-c", "kill -TERM $$; sleep 5"])
+        #expect(terminated.terminatedBySignal)
+        #expect(terminated.code == SIGTERM)
         #expect(throws: SubprocessError.self) {
             try Subprocess.run(executable: "herald-no-such-program-\(UUID().uuidString)")
         }
         #expect(throws: SubprocessError.self) { try Subprocess.run(executable: "/nonexistent/herald-program") }
         #expect(Subprocess.find("sh") != nil)
+    }
+
+    /// A child starts with no signal blocked, as from a shell, although tests run on pool threads that
+    /// block nearly all of them (a `herald run` started by a test must see SIGHUP and SIGTERM as in use).
+    @Test func aChildStartsWithNoSignalBlocked() async throws {
+        let script = "import signal; print(sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])))"
+        let r = try Subprocess.run(executable: "python3", arguments: ["-c", script])
+        #expect(r.stdout == "[]\n", "\(r.stderr)")
+        let launched = try Subprocess.launch(executable: "python3", arguments: ["-c", script])
+        let exit = try #require(try await launched.waitForExit())
+        #expect(exit.stdout == "[]\n", "\(exit.stderr)")
+    }
+
+    /// A launched program is watched (stderr so far), signalled, waited for, killed, and killed when released.
+    @Test func aLaunchedProgramIsWatchedSignalledAndKilled() async throws {
+        let shell = try Subprocess.launch(
+            executable: "/bin/sh",
+            arguments: [
+                "-c", "trap 'echo got-hup >&2; exit 7' HUP; echo out; echo ready >&2; while :; do sleep 0.05; done",
+            ])
+        #expect(try await shell.waitForStderr("ready").contains("ready"))
+        #expect(shell.isRunning)
+        shell.send(SIGHUP)
+        let ended = try #require(try await shell.waitForExit())
+        #expect(ended.code == 7 && !ended.terminatedBySignal)
+        #expect(ended.stdout == "out\n")
+        #expect(ended.stderr == "ready\ngot-hup\n")
+
+        let sleeper = try Subprocess.launch(executable: "sleep", arguments: ["30"])
+        #expect(try await sleeper.waitForExit(timeout: .milliseconds(200)) == nil, "still running")
+        let killed = try await sleeper.kill()
+        #expect(killed.terminatedBySignal && killed.code == SIGKILL)
+
+        var released: RunningSubprocess? = try Subprocess.launch(executable: "sleep", arguments: ["30"])
+        let pid = try #require(released?.processIdentifier)
+        #expect(kill(pid, 0) == 0)
+        released = nil
+        #expect(kill(pid, 0) == -1, "the released handle killed and reaped its program")
     }
 }

@@ -2,7 +2,6 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTPTesting
-import HeraldSync
 import RouterTesting
 import Testing
 
@@ -29,6 +28,11 @@ struct CLI {
     func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
         let environment = ["HERALD_HOME": home, "HERALD_CONFIG": config].merging(env) { _, given in given }
         return try Subprocess.run(executable: CLI.binary, arguments: args, stdin: stdin, environment: environment)
+    }
+
+    /// Starts `herald` alongside the test (a `run` worker, a `send` to kill mid-way), with this HERALD_HOME.
+    func launch(_ args: [String]) throws -> RunningSubprocess {
+        try Subprocess.launch(executable: CLI.binary, arguments: args, environment: ["HERALD_HOME": home])
     }
 }
 
@@ -306,46 +310,23 @@ extension JSONValue {
         let good =
             "version: 1\nstore: { path: ./herald.db }\nchannels:\n  c: { type: log, path: ./out.jsonl }\nroutes:\n  default:\n    - deliver: [c]\n"
         let cli = try CLI(configText: good)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.binary)
-        p.arguments = ["run", "-c", cli.config]
-        var env = ProcessInfo.processInfo.environment
-        env["HERALD_HOME"] = cli.home
-        p.environment = env
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = Pipe()
         // stderr is collected in the background, so that waiting for a line never blocks on a read.
-        let collected = Locked("")
-        err.fileHandleForReading.readabilityHandler = { handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            collected.withLock { $0 += text }
-        }
-        try p.run()
-        func waitFor(_ text: String) async throws -> String {
-            for _ in 0..<400 {
-                let seen = collected.withLock { $0 }
-                if seen.contains(text) { return seen }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            return collected.withLock { $0 }
-        }
-        #expect(try await waitFor("running").contains("running"))
+        let worker = try cli.launch(["run", "-c", cli.config])
+        #expect(try await worker.waitForStderr("running").contains("running"))
         try "version: 1\nchannels: [broken\n".write(toFile: cli.config, atomically: true, encoding: .utf8)
-        kill(p.processIdentifier, SIGHUP)
-        #expect(try await waitFor("reload refused").contains("herald.yaml:3:1"))
+        worker.send(SIGHUP)
+        #expect(try await worker.waitForStderr("reload refused").contains("herald.yaml:3:1"))
         try good.write(toFile: cli.config, atomically: true, encoding: .utf8)
-        kill(p.processIdentifier, SIGHUP)
-        #expect(try await waitFor("reloaded").contains("herald: reloaded"))
-        kill(p.processIdentifier, SIGTERM)
-        for _ in 0..<400 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        if p.isRunning {
+        worker.send(SIGHUP)
+        #expect(try await worker.waitForStderr("reloaded").contains("herald: reloaded"))
+        worker.send(SIGTERM)
+        var ended = try await worker.waitForExit()
+        if ended == nil {
             Issue.record("herald run did not stop on SIGTERM")
-            kill(p.processIdentifier, SIGKILL)
+            ended = try await worker.kill()
         }
-        p.waitUntilExit()
-        #expect(try await waitFor("stopped").contains("herald: stopped"))
-        err.fileHandleForReading.readabilityHandler = nil
-        #expect(p.terminationStatus == 0)
+        let exit = try #require(ended)
+        #expect(exit.stderr.contains("herald: stopped"))
+        #expect(exit.code == 0 && !exit.terminatedBySignal)
     }
 }

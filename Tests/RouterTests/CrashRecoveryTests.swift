@@ -55,17 +55,9 @@ import Testing
         #expect(reg.code == 0, "\(reg.stderr)")
 
         // Start the fan-out and kill it with SIGKILL once part of it has reached the provider.
-        let send = Process()
-        send.executableURL = URL(fileURLWithPath: CLI.binary)
-        send.arguments = [
+        let send = try cli.launch([
             "send", "-c", cli.config, "--json", #"{"id":"crash-1","title":"Deploy finished","body":"v1.2.3"}"#,
-        ]
-        var env = ProcessInfo.processInfo.environment
-        env["HERALD_HOME"] = cli.home
-        send.environment = env
-        send.standardOutput = Pipe()
-        send.standardError = Pipe()
-        try send.run()
+        ])
         var seen = 0
         for _ in 0..<600 {
             seen = try await server.requests().filter { $0.path.hasSuffix("messages:send") }.count
@@ -73,8 +65,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(25))
         }
         let killedMidWay = send.isRunning
-        kill(send.processIdentifier, SIGKILL)
-        send.waitUntilExit()
+        try await send.kill()
         #expect(killedMidWay, "the send finished before it could be killed (\(seen) requests seen)")
 
         let drain = try cli.run(["drain", "--until-empty", "--timeout", "120", "--format", "json"])
