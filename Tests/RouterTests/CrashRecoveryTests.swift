@@ -1,17 +1,17 @@
 import ChannelAPI
 import Foundation
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 /// The crash test: `herald send` fans one notification out to 2,000 devices at a local FCM fake and
 /// is killed with SIGKILL mid-way; a restarted `herald drain` completes it. Every device must have
 /// received the notification, and any duplicate must carry the same idempotency key.
-@Suite(.serialized) struct CrashRecoveryTests {
+@Suite(.serialized, .stopsFakeHTTPServers) struct CrashRecoveryTests {
     static let devices = 2_000
 
     @Test func sigkillMidFanOutLosesNothing() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route(
             "/token", [.json(200, #"{"access_token":"ya29.crash-test","expires_in":3600,"token_type":"Bearer"}"#)])
         try await server.route(
@@ -24,14 +24,10 @@ import Testing
 
         let cli = try CLI(configText: "")
         let keyPath = cli.home + "/sa-key.pem"
-        let gen = Process()
-        gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        gen.arguments = [
-            "openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath,
-        ]
-        gen.standardError = Pipe()
-        try gen.run()
-        gen.waitUntilExit()
+        let gen = try Subprocess.run(
+            executable: "openssl",
+            arguments: ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath])
+        #expect(gen.code == 0, "\(gen.stderr)")
         let pem = try String(contentsOfFile: keyPath, encoding: .utf8)
         let serviceAccount: JSONValue = [
             "type": "service_account", "project_id": "crash-test", "private_key_id": "k1", "private_key": .string(pem),
@@ -59,17 +55,9 @@ import Testing
         #expect(reg.code == 0, "\(reg.stderr)")
 
         // Start the fan-out and kill it with SIGKILL once part of it has reached the provider.
-        let send = Process()
-        send.executableURL = URL(fileURLWithPath: CLI.binary)
-        send.arguments = [
+        let send = try cli.launch([
             "send", "-c", cli.config, "--json", #"{"id":"crash-1","title":"Deploy finished","body":"v1.2.3"}"#,
-        ]
-        var env = ProcessInfo.processInfo.environment
-        env["HERALD_HOME"] = cli.home
-        send.environment = env
-        send.standardOutput = Pipe()
-        send.standardError = Pipe()
-        try send.run()
+        ])
         var seen = 0
         for _ in 0..<600 {
             seen = try await server.requests().filter { $0.path.hasSuffix("messages:send") }.count
@@ -77,8 +65,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(25))
         }
         let killedMidWay = send.isRunning
-        kill(send.processIdentifier, SIGKILL)
-        send.waitUntilExit()
+        try await send.kill()
         #expect(killedMidWay, "the send finished before it could be killed (\(seen) requests seen)")
 
         let drain = try cli.run(["drain", "--until-empty", "--timeout", "120", "--format", "json"])
