@@ -1,5 +1,5 @@
 import Foundation
-import RouterTesting
+import HeraldHTTPTesting
 import Testing
 
 @testable import HeraldHTTP
@@ -58,7 +58,7 @@ import Testing
 
 /// Over a real loop: a URL with user info is the same host as the plain one, so it waits in the same
 /// per-host queue (before `curl_url`, it was a host of its own and went straight to libcurl).
-@Suite struct HostKeyQueueTests {
+@Suite(.stopsFakeHTTPServers) struct HostKeyQueueTests {
     @Test func userInfoDoesNotOpenASecondQueueForTheSameHost() async throws {
         let server = try await FakeHTTPServer.start()
         let client = try HTTPClient(
