@@ -44,6 +44,8 @@ format:
 
 lint:
 	$(SWIFT) format lint -r Sources Tests Examples
+	python3 -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' \
+		Sources/HeraldHTTPTesting/Resources/fake_http_server.py Tests/ChannelsTests/Scripts/*.py
 
 clean:
 	rm -rf .build .build-tsan .build-asan Fuzz/.build Fuzz/.work

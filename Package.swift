@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Router", targets: ["Router"]),
         .library(name: "HeraldChannels", targets: ["HeraldChannels"]),
         .library(name: "RouterTesting", targets: ["RouterTesting"]),
+        .library(name: "HeraldHTTPTesting", targets: ["HeraldHTTPTesting"]),
         .executable(name: "herald", targets: ["herald"]),
         .executable(name: "herald-bench", targets: ["HeraldBench"]),
     ],
@@ -36,7 +37,7 @@ let package = Package(
 
         // Support: the only Swift code that imports a C module. One wrapper per C library.
         .target(
-            name: "HeraldCrypto", dependencies: ["COpenSSL", "CHeraldShims"],
+            name: "HeraldCrypto", dependencies: ["COpenSSL", "CHeraldShims", "HeraldSodium"],
             path: "Sources/Support/HeraldCrypto"),
         .target(
             name: "HeraldHTTP", dependencies: ["CCurl", "CHeraldShims", "HeraldSync"],
@@ -73,12 +74,16 @@ let package = Package(
 
         // Fakes for channel authors and our own tests.
         .target(name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP", "HeraldSync"]),
+        // The loopback HTTP/2 server (its Python is a resource) and the one subprocess runner for tests.
+        .target(
+            name: "HeraldHTTPTesting", dependencies: ["HeraldSync"],
+            resources: [.copy("Resources/fake_http_server.py")]),
 
         // Executables.
         .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels"]),
         .executableTarget(
             name: "HeraldBench",
-            dependencies: ["HeraldCrypto", "HeraldHTTP", "Router", "HeraldChannels", "RouterTesting"]),
+            dependencies: ["HeraldCrypto", "HeraldHTTP", "HeraldSodium", "Router", "HeraldChannels", "RouterTesting"]),
 
         // Examples: a channel module built outside the built-in set, and a hub embedding the router.
         .target(name: "NtfyChannel", dependencies: ["ChannelAPI", "HeraldHTTP"], path: "Examples/NtfyChannel"),
@@ -87,18 +92,23 @@ let package = Package(
         ),
 
         // Tests (Swift Testing). Vectors live in each suite's Vectors/ folder.
-        .testTarget(name: "HeraldCryptoTests", dependencies: ["HeraldCrypto"], exclude: ["Vectors"]),
-        .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "RouterTesting"]),
+        .testTarget(
+            name: "HeraldCryptoTests", dependencies: ["HeraldCrypto", "HeraldHTTPTesting"], exclude: ["Vectors"]),
+        .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldHTTPTesting"]),
         .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
         .testTarget(name: "HeraldSodiumTests", dependencies: ["HeraldSodium"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"]),
         .testTarget(
             name: "RouterTests",
-            dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP", "HeraldSync", "NtfyChannel"],
+            dependencies: [
+                "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSync",
+                "NtfyChannel",
+            ],
             exclude: ["Scripts"]),
         .testTarget(
-            name: "ChannelsTests", dependencies: ["HeraldChannels", "RouterTesting", "HeraldSync"],
+            name: "ChannelsTests",
+            dependencies: ["HeraldChannels", "RouterTesting", "HeraldHTTPTesting", "HeraldSync"],
             exclude: ["Vectors", "Scripts"]),
     ]
 )

@@ -14,6 +14,7 @@ let usage = """
       apns BASEURL CAFILE DEVICES BATCH BATCHES_IN_FLIGHT CONNECTIONS LOOPS
       fcm ENDPOINT CAFILE SERVICE_ACCOUNT DEVICES BATCH
       webpush encrypt SECONDS SIZE PADDING | webpush send BASEURL CAFILE N LOOPS
+      libs [SECONDS]                                   library vs hand-written Base64, HKDF, HTTP date, host key
     """
 
 /// `HERALD_BENCH_COALESCE=0` runs the HTTP benches with ``HTTPClientConfiguration/coalescesWrites`` off,
@@ -52,6 +53,8 @@ do {
                 batch: int(5) ?? 10_000))
     case "webpush":
         try await WebPushBench.main(Array(args.dropFirst()))
+    case "libs":
+        print(try LibraryBench.run(seconds: Double(args.count > 1 ? args[1] : "1") ?? 1))
     case "router-drain":
         print(try await RouterBench.drain(devices: int(1) ?? 10_000))
     default:

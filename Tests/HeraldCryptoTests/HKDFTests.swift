@@ -47,4 +47,19 @@ struct HKDFTests {
             #expect(error.code == .invalidKey)
         }
     }
+
+    @Test("OpenSSL's EVP_KDF HKDF (the measured alternative) gives the RFC 5869 test cases too")
+    func rfc5869ThroughEVPKDF() throws {
+        let file: HKDFFile = try Vectors.load("rfc5869-hkdf-sha256.json")
+        for vector in file.cases {
+            let prk = try EVPHKDF.extract(salt: try hex(vector.saltHex), inputKeyMaterial: try hex(vector.ikmHex))
+            #expect(hexString(prk) == vector.prkHex, "\(vector.name)")
+            let okm = try EVPHKDF.expand(pseudoRandomKey: prk, info: try hex(vector.infoHex), length: vector.length)
+            #expect(hexString(okm) == vector.okmHex, "\(vector.name)")
+        }
+        #expect(throws: CryptoError.self) { try EVPHKDF.expand(pseudoRandomKey: [1, 2, 3], info: [], length: 16) }
+        #expect(throws: CryptoError.self) {
+            try EVPHKDF.expand(pseudoRandomKey: [UInt8](repeating: 7, count: 32), info: [], length: 255 * 32 + 1)
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldHTTPTesting
 
 /// Errors raised by the test helpers themselves.
 struct TestSupportError: Error, CustomStringConvertible {
@@ -59,20 +60,8 @@ private func nibble(_ c: UInt8) -> UInt8? {
 /// Runs a command and returns (exit status, stdout, stderr).
 @discardableResult
 func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [executable] + arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
-    )
+    let r = try Subprocess.run(executable: executable, arguments: arguments)
+    return (r.code, r.stdout, r.stderr)
 }
 
 /// A fresh temporary directory.

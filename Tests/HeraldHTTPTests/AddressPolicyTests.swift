@@ -1,11 +1,11 @@
 import Foundation
 import HeraldHTTP
-import RouterTesting
+import HeraldHTTPTesting
 import Testing
 
 /// Device-supplied URLs are checked on the address the connection is made to, not on their text
 /// (issue 15 item 9).
-@Suite struct AddressPolicyTests {
+@Suite(.stopsFakeHTTPServers) struct AddressPolicyTests {
     /// Hosts that all mean loopback, link-local metadata or private space, in the forms that got
     /// through a text check.
     static let blockedHosts = [
@@ -19,7 +19,6 @@ import Testing
 
     @Test(arguments: blockedHosts) func deviceURLNeverReachesLoopbackOrPrivate(_ host: String) async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route("/", [FakeHTTPResponse(status: 200)])
         let client = try HTTPClient(configuration: .init(caFile: server.caFile))
         defer { Task { await client.shutdown() } }
@@ -42,7 +41,6 @@ import Testing
     @Test(arguments: ["127.1", "2130706433", "0x7f000001", "0177.0.0.1", "localhost"])
     func unrestrictedRequestReachesTheSameServer(_ host: String) async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route("/", [FakeHTTPResponse(status: 201)])
         let client = try HTTPClient(configuration: .init(caFile: server.caFile))
         defer { Task { await client.shutdown() } }
@@ -55,7 +53,6 @@ import Testing
     /// A connection opened for an operator-configured request is not reused by a restricted one.
     @Test func restrictedRequestDoesNotReuseAnOpenLoopbackConnection() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route("/", [FakeHTTPResponse(status: 200)])
         let client = try HTTPClient(configuration: .init(caFile: server.caFile))
         defer { Task { await client.shutdown() } }
@@ -75,9 +72,7 @@ import Testing
     /// Redirects are answers, not new destinations: a 302 to loopback is not followed.
     @Test func redirectToLoopbackIsNotFollowed() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         let target = try await FakeHTTPServer.start()
-        defer { Task { await target.stop() } }
         try await server.route("/", [FakeHTTPResponse(status: 302, headers: ["location": target.baseURL + "/admin"])])
         try await target.route("/", [FakeHTTPResponse(status: 200)])
         let client = try HTTPClient(configuration: .init(caFile: server.caFile))

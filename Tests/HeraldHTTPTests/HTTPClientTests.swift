@@ -1,6 +1,6 @@
 import Foundation
 import HeraldHTTP
-import RouterTesting
+import HeraldHTTPTesting
 import Testing
 
 /// Runs `body` and returns the ``HTTPError`` it throws, recording an issue when it succeeds instead.
@@ -38,7 +38,7 @@ private func eventually(
     return false
 }
 
-@Suite("HTTPClient", .serialized)
+@Suite("HTTPClient", .serialized, .stopsFakeHTTPServers)
 struct HTTPClientTests {
     @Test("POST and GET round trip over HTTP/2 with headers and body")
     func roundTripHTTP2() async throws {

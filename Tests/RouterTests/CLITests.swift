@@ -1,7 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldSync
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
@@ -29,40 +29,20 @@ struct CLI {
         try configText.write(toFile: config, atomically: true, encoding: .utf8)
     }
 
-    struct Result {
-        let code: Int32
-        let stdout: String
-        let stderr: String
-    }
+    typealias Result = Subprocess.Result
 
     func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.binary)
-        p.arguments = args
-        var environment = ProcessInfo.processInfo.environment
-        environment["HERALD_HOME"] = home
-        environment["HERALD_CONFIG"] = config
-        for (k, v) in env { environment[k] = v }
-        p.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = input
-        try p.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Result(
-            code: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-            stderr: String(decoding: e, as: UTF8.self))
+        let environment = ["HERALD_HOME": home, "HERALD_CONFIG": config].merging(env) { _, given in given }
+        return try Subprocess.run(executable: CLI.binary, arguments: args, stdin: stdin, environment: environment)
+    }
+
+    /// Starts `herald` alongside the test (a `run` worker, a `send` to kill mid-way), with this HERALD_HOME.
+    func launch(_ args: [String]) throws -> RunningSubprocess {
+        try Subprocess.launch(executable: CLI.binary, arguments: args, environment: ["HERALD_HOME": home])
     }
 }
 
-@Suite(.serialized) struct CLITests {
+@Suite(.serialized, .stopsFakeHTTPServers) struct CLITests {
     static let secret = "whsec_" + Base64.encode(Array("0123456789abcdef0123456789abcdef".utf8))
 
     static func config(url: String, ca: String) -> String {
@@ -89,7 +69,6 @@ struct CLI {
 
     @Test func endToEndSendThroughSignedWebhook() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route("/hooks/notify", [FakeHTTPResponse(status: 204)])
         let cli = try CLI(configText: Self.config(url: server.baseURL, ca: server.caFile))
         let env = ["AUDIT_SECRET": Self.secret]
@@ -125,16 +104,9 @@ struct CLI {
             expected = base64.b64encode(hmac.new(key, f"{msg_id}.{ts}.".encode() + body, hashlib.sha256).digest()).decode()
             sys.exit(0 if sig == "v1," + expected else 1)
             """
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", script, Self.secret, id, ts, sig]
-        let input = Pipe()
-        p.standardInput = input
-        try p.run()
-        input.fileHandleForWriting.write(Data(r.body))
-        try input.fileHandleForWriting.close()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0, "signature did not verify")
+        let check = try Subprocess.run(
+            executable: "python3", arguments: ["-c", script, Self.secret, id, ts, sig], stdin: r.body)
+        #expect(check.code == 0, "signature did not verify \(check.stderr)")
         let body = try JSONValue.parse(r.body)
         #expect(body["title"] == "Permission Request")
         #expect(body["data"]?["sessionId"] == "5f0c")
@@ -150,7 +122,6 @@ struct CLI {
 
     @Test func receiverDownQueuesRetryAndDrainDelivers() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route("/hooks/notify", [FakeHTTPResponse(status: 503), FakeHTTPResponse(status: 200)])
         let cli = try CLI(configText: Self.config(url: server.baseURL, ca: server.caFile))
         let env = ["AUDIT_SECRET": Self.secret]
@@ -172,7 +143,6 @@ struct CLI {
     /// process (Double → Int64). The delivery is now a retry one day out, and later drains do not die on it.
     @Test(arguments: [429, 503]) func hugeRetryAfterIsARetryNotACrash(_ status: Int) async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route(
             "/hooks/notify", [FakeHTTPResponse(status: status, headers: ["retry-after": "99999999999999999"])])
         let cli = try CLI(configText: Self.config(url: server.baseURL, ca: server.caFile))
@@ -201,7 +171,6 @@ struct CLI {
     /// `send` output, `history` and the store. It appears nowhere now, in no encoding.
     @Test func echoedBotTokenIsScrubbedEverywhere() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         let page = "<html><body><h1>502 Bad Gateway</h1><p>upstream failed for {{path}}</p></body></html>"
         try await server.route(
             "/", [FakeHTTPResponse(status: 502, headers: ["content-type": "text/html"], body: Array(page.utf8))])
@@ -294,12 +263,8 @@ struct CLI {
             .deletingLastPathComponent()
         let cli = try CLI(configText: "")
         func openssl(_ args: [String]) throws {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["openssl"] + args
-            p.standardError = Pipe()
-            try p.run()
-            p.waitUntilExit()
+            let r = try Subprocess.run(executable: "openssl", arguments: args)
+            #expect(r.code == 0, "openssl \(args): \(r.stderr)")
         }
         try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", cli.home + "/rsa.pem"])
         try openssl([
@@ -351,46 +316,23 @@ extension JSONValue {
         let good =
             "version: 1\nstore: { path: ./herald.db }\nchannels:\n  c: { type: log, path: ./out.jsonl }\nroutes:\n  default:\n    - deliver: [c]\n"
         let cli = try CLI(configText: good)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.binary)
-        p.arguments = ["run", "-c", cli.config]
-        var env = ProcessInfo.processInfo.environment
-        env["HERALD_HOME"] = cli.home
-        p.environment = env
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = Pipe()
         // stderr is collected in the background, so that waiting for a line never blocks on a read.
-        let collected = Locked("")
-        err.fileHandleForReading.readabilityHandler = { handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            collected.withLock { $0 += text }
-        }
-        try p.run()
-        func waitFor(_ text: String) async throws -> String {
-            for _ in 0..<400 {
-                let seen = collected.withLock { $0 }
-                if seen.contains(text) { return seen }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            return collected.withLock { $0 }
-        }
-        #expect(try await waitFor("running").contains("running"))
+        let worker = try cli.launch(["run", "-c", cli.config])
+        #expect(try await worker.waitForStderr("running").contains("running"))
         try "version: 1\nchannels: [broken\n".write(toFile: cli.config, atomically: true, encoding: .utf8)
-        kill(p.processIdentifier, SIGHUP)
-        #expect(try await waitFor("reload refused").contains("herald.yaml:3:1"))
+        worker.send(SIGHUP)
+        #expect(try await worker.waitForStderr("reload refused").contains("herald.yaml:3:1"))
         try good.write(toFile: cli.config, atomically: true, encoding: .utf8)
-        kill(p.processIdentifier, SIGHUP)
-        #expect(try await waitFor("reloaded").contains("herald: reloaded"))
-        kill(p.processIdentifier, SIGTERM)
-        for _ in 0..<400 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        if p.isRunning {
+        worker.send(SIGHUP)
+        #expect(try await worker.waitForStderr("reloaded").contains("herald: reloaded"))
+        worker.send(SIGTERM)
+        var ended = try await worker.waitForExit()
+        if ended == nil {
             Issue.record("herald run did not stop on SIGTERM")
-            kill(p.processIdentifier, SIGKILL)
+            ended = try await worker.kill()
         }
-        p.waitUntilExit()
-        #expect(try await waitFor("stopped").contains("herald: stopped"))
-        err.fileHandleForReading.readabilityHandler = nil
-        #expect(p.terminationStatus == 0)
+        let exit = try #require(ended)
+        #expect(exit.stderr.contains("herald: stopped"))
+        #expect(exit.code == 0 && !exit.terminatedBySignal)
     }
 }

@@ -1,6 +1,6 @@
 import ChannelAPI
 import Foundation
-import HeraldSync
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
@@ -38,30 +38,8 @@ import Testing
 
     @Test func sighupWithAnOutOfRangeNumberKeepsTheWorkerRunning() async throws {
         let cli = try CLI(configText: Self.good)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.binary)
-        p.arguments = ["run", "-c", cli.config]
-        var env = ProcessInfo.processInfo.environment
-        env["HERALD_HOME"] = cli.home
-        p.environment = env
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = Pipe()
-        let collected = Locked("")
-        err.fileHandleForReading.readabilityHandler = { handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            collected.withLock { $0 += text }
-        }
-        try p.run()
-        func waitFor(_ text: String, count: Int = 1) async throws -> String {
-            for _ in 0..<400 {
-                let seen = collected.withLock { $0 }
-                if seen.components(separatedBy: text).count > count { return seen }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            return collected.withLock { $0 }
-        }
-        #expect(try await waitFor("running").contains("running"))
+        let worker = try cli.launch(["run", "-c", cli.config])
+        #expect(try await worker.waitForStderr("running").contains("running"))
         let broken = [
             "    retry: { initial: 99999999999999999999 }", "    retry: { max: 18446744073709551616 }",
             "    timeout: 1e300s",
@@ -70,25 +48,24 @@ import Testing
             let yaml =
                 "version: 1\nstore: { path: ./herald.db }\nchannels:\n  c:\n    type: log\n\(line)\nroutes:\n  default:\n    - deliver: [c]\n"
             try yaml.write(toFile: cli.config, atomically: true, encoding: .utf8)
-            kill(p.processIdentifier, SIGHUP)
-            let seen = try await waitFor("reload refused", count: i + 1)
+            worker.send(SIGHUP)
+            let seen = try await worker.waitForStderr("reload refused", occurrences: i + 1)
             #expect(seen.components(separatedBy: "reload refused").count == i + 2, "\(seen)")
-            #expect(p.isRunning, "herald run died on SIGHUP with \(line)")
+            #expect(worker.isRunning, "herald run died on SIGHUP with \(line)")
         }
-        #expect(collected.withLock { $0 }.contains("herald.yaml:6:14: timeout is out of range"))
+        #expect(worker.stderr.contains("herald.yaml:6:14: timeout is out of range"))
         try Self.good.write(toFile: cli.config, atomically: true, encoding: .utf8)
-        kill(p.processIdentifier, SIGHUP)
-        #expect(try await waitFor("reloaded").contains("herald: reloaded"))
-        kill(p.processIdentifier, SIGTERM)
-        for _ in 0..<400 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        if p.isRunning {
+        worker.send(SIGHUP)
+        #expect(try await worker.waitForStderr("reloaded").contains("herald: reloaded"))
+        worker.send(SIGTERM)
+        var ended = try await worker.waitForExit()
+        if ended == nil {
             Issue.record("herald run did not stop on SIGTERM")
-            kill(p.processIdentifier, SIGKILL)
+            ended = try await worker.kill()
         }
-        p.waitUntilExit()
-        err.fileHandleForReading.readabilityHandler = nil
-        #expect(p.terminationReason == .exit)
-        #expect(p.terminationStatus == 0)
+        let exit = try #require(ended)
+        #expect(!exit.terminatedBySignal)
+        #expect(exit.code == 0)
     }
 
     @Test func aDeviceNoChannelServesIsStoredWithAWarning() throws {

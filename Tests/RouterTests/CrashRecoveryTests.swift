@@ -1,33 +1,25 @@
 import ChannelAPI
 import Foundation
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 /// The crash test: `herald send` fans one notification out to 2,000 devices at a local FCM fake and
 /// is killed with SIGKILL mid-way; a restarted `herald drain` completes it. Every device must have
 /// received the notification, and any duplicate must carry the same idempotency key.
-@Suite(.serialized) struct CrashRecoveryTests {
+@Suite(.serialized, .stopsFakeHTTPServers) struct CrashRecoveryTests {
     static let devices = 2_000
 
     @Test func sigkillMidFanOutLosesNothing() async throws {
         let fixture = try await FCMFanOutFixture.make(devices: Self.devices)
         let server = fixture.server
         let cli = fixture.cli
-        defer { Task { await server.stop() } }
         try await fixture.answer([FCMFanOutFixture.ok(delay: .milliseconds(5))])
 
         // Start the fan-out and kill it with SIGKILL once part of it has reached the provider.
-        let send = Process()
-        send.executableURL = URL(fileURLWithPath: CLI.binary)
-        send.arguments = [
+        let send = try cli.launch([
             "send", "-c", cli.config, "--json", #"{"id":"crash-1","title":"Deploy finished","body":"v1.2.3"}"#,
-        ]
-        var env = ProcessInfo.processInfo.environment
-        env["HERALD_HOME"] = cli.home
-        send.environment = env
-        send.standardOutput = Pipe()
-        send.standardError = Pipe()
-        try send.run()
+        ])
         var seen = 0
         for _ in 0..<600 {
             seen = try await server.requests().filter { $0.path.hasSuffix("messages:send") }.count
@@ -35,8 +27,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(25))
         }
         let killedMidWay = send.isRunning
-        kill(send.processIdentifier, SIGKILL)
-        send.waitUntilExit()
+        try await send.kill()
         #expect(killedMidWay, "the send finished before it could be killed (\(seen) requests seen)")
 
         let drain = try cli.run(["drain", "--until-empty", "--timeout", "120", "--format", "json"])

@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldChannels
 import HeraldHTTP
+import HeraldHTTPTesting
 import NtfyChannel
 import RouterTesting
 import Testing
@@ -10,7 +11,7 @@ import Testing
 
 /// Issue 15 items 5 and 7: a channel's `timeout` is per request, and due work of different
 /// receivers proceeds independently. Real loopback servers, real channels.
-@Suite(.serialized) struct ExecutorTimeoutTests {
+@Suite(.serialized, .stopsFakeHTTPServers) struct ExecutorTimeoutTests {
     /// A router over the ntfy plugin and the built-in channels, trusting `server`'s CA.
     static func router(
         _ yaml: String, server: FakeHTTPServer, clock: any HeraldClock = SystemClock(), passBudget: Duration? = nil
@@ -31,7 +32,6 @@ import Testing
     /// so four rounds), but no request does. Every target is delivered once; nothing is retried or resent.
     @Test func slowButWorkingReceiverIsDeliveredOnce() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route(
             "/",
             [
@@ -76,7 +76,6 @@ import Testing
     /// timeout (the HTTP client's timeout, not the call's outer bound), and becomes `retry`.
     @Test func hangingRequestTimesOutOnItsOwn() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route("/", [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: .seconds(20))])
         let router = try await Self.router(
             """
@@ -102,7 +101,6 @@ import Testing
     /// the hanging ones wait out their timeouts: a hanging receiver delays only its own work.
     @Test func hangingReceiverDoesNotHoldUpAnotherChannelsRetries() async throws {
         let server = try await FakeHTTPServer.start(http2: false)
-        defer { Task { await server.stop() } }
         let notifications = 4
         let unavailable = FakeHTTPResponse(status: 503, headers: [:], body: [])
         try await server.route(
@@ -156,7 +154,6 @@ import Testing
     /// hanging channel of one notification does not delay the next notification's healthy channel.
     @Test func hangingReceiverDoesNotHoldUpLaterNotifications() async throws {
         let server = try await FakeHTTPServer.start(http2: false)
-        defer { Task { await server.stop() } }
         try await server.route("/hang", [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: .seconds(30))])
         try await server.route("/ok", [FakeHTTPResponse(status: 200, headers: [:], body: [])])
         let secret = "whsec_" + Data(repeating: 7, count: 24).base64EncodedString()
@@ -191,7 +188,6 @@ import Testing
     /// budget, and the next pass takes the newly due work.
     @Test func newlyDueWorkIsNotHeldBehindAHangingBacklog() async throws {
         let server = try await FakeHTTPServer.start(http2: false)
-        defer { Task { await server.stop() } }
         let backlog = 8
         let unavailable = FakeHTTPResponse(status: 503, headers: [:], body: [])
         try await server.route(

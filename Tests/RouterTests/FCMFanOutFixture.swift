@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldHTTPTesting
 import RouterTesting
 
 /// A `herald` home whose `fcm` channel talks to a local fake FCM (HTTP/2 over TLS), with `devices`
@@ -18,14 +19,10 @@ struct FCMFanOutFixture {
         let server = try await FakeHTTPServer.start()
         let cli = try CLI(configText: "")
         let keyPath = cli.home + "/sa-key.pem"
-        let gen = Process()
-        gen.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        gen.arguments = [
-            "openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath,
-        ]
-        gen.standardError = Pipe()
-        try gen.run()
-        gen.waitUntilExit()
+        let gen = try Subprocess.run(
+            executable: "openssl",
+            arguments: ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath])
+        guard gen.succeeded else { throw FakeHTTPServerError("openssl genpkey: \(gen.stderr)") }
         let pem = try String(contentsOfFile: keyPath, encoding: .utf8)
         let serviceAccount: JSONValue = [
             "type": "service_account", "project_id": "crash-test", "private_key_id": "k1", "private_key": .string(pem),
@@ -69,18 +66,7 @@ struct FCMFanOutFixture {
     }
 
     /// Starts `herald` with `args` in this home, not waiting for it.
-    func spawn(_ args: [String]) throws -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.binary)
-        p.arguments = args + ["-c", cli.config]
-        var env = ProcessInfo.processInfo.environment
-        env["HERALD_HOME"] = cli.home
-        p.environment = env
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        return p
-    }
+    func spawn(_ args: [String]) throws -> RunningSubprocess { try cli.launch(args + ["-c", cli.config]) }
 
     /// The sends the fake received: token → the idempotency keys it carried, and the number of sends.
     func received() async throws -> (ids: [String: Set<String>], count: [String: Int]) {

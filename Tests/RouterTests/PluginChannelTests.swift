@@ -1,6 +1,7 @@
 import ChannelAPI
 import HeraldChannels
 import HeraldHTTP
+import HeraldHTTPTesting
 import NtfyChannel
 import Router
 import RouterTesting
@@ -8,10 +9,9 @@ import Testing
 
 /// A channel module from outside the built-in set, registered by its `type:` name and driven
 /// through the router against a loopback server.
-@Suite struct PluginChannelTests {
+@Suite(.stopsFakeHTTPServers) struct PluginChannelTests {
     @Test func ntfyPluginRoutesThroughRouter() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route("/", [FakeHTTPResponse.json(200, #"{"id":"abc"}"#)])
         var registry = HeraldChannels.registry
         registry.register(NtfyChannel.factory)

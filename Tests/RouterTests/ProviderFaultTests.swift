@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
@@ -11,28 +12,31 @@ import Testing
     static let devices = 3
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
 
-    /// A running `fault_server.py` and the CA a client must trust.
-    final class FaultServer: @unchecked Sendable {
-        let process: Process
+    /// A running `fault_server.py`.
+    final class FaultServer: Sendable {
+        let process: RunningSubprocess
         let port: Int
         let log: String
+        /// Writing a mode here changes the server's mode for the next request.
+        let modeFile: String
 
-        init(mode: String, cert: String, key: String, directory: String) throws {
+        init(mode: String, cert: String, key: String, directory: String) async throws {
             log = directory + "/requests-\(mode).log"
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "python3", scripts.appendingPathComponent("fault_server.py").path, "--mode", mode, "--cert", cert,
-                "--key", key, "--log", log,
-            ]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let line = String(decoding: out.fileHandleForReading.availableLine(), as: UTF8.self)
-            guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                process.terminate()
-                throw FakeHTTPServerError("fault_server.py did not print its port: '\(line)'")
+            modeFile = directory + "/mode-\(mode)"
+            process = try Subprocess.launch(
+                executable: "python3",
+                arguments: [
+                    scripts.appendingPathComponent("fault_server.py").path, "--mode", mode, "--cert", cert, "--key",
+                    key,
+                    "--log", log, "--mode-file", modeFile,
+                ])
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !process.stdout.contains("\n"), process.isRunning, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            guard let port = Int(process.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                process.send(SIGKILL)
+                throw FakeHTTPServerError("fault_server.py did not print its port: \(process.stderr)")
             }
             self.port = port
         }
@@ -41,11 +45,7 @@ import Testing
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         }
 
-        /// SIGKILL: a child started from a test thread may inherit a mask that blocks SIGTERM.
-        func stop() {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        func stop() { process.send(SIGKILL) }
     }
 
     /// A CA, a server certificate it signed for 127.0.0.1, and a self-signed impostor for the same
@@ -64,16 +64,12 @@ import Testing
               -addext subjectAltName=IP:127.0.0.1 2>/dev/null
             openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.pem 2>/dev/null
             """
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = ["-c", script, "certs", dir]
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw FakeHTTPServerError("openssl failed") }
+        let made = try Subprocess.run(executable: "/bin/bash", arguments: ["-c", script, "certs", dir])
+        guard made.succeeded else { throw FakeHTTPServerError("openssl failed: \(made.stderr)") }
     }
 
     /// A home whose `fcm` channel (1 s timeout) points at `port`, with three phones registered.
-    static func home(port: Int, dir: String) throws -> CLI {
+    static func home(port: Int, dir: String, store: String = "./herald.db") throws -> CLI {
         let cli = try CLI(configText: "")
         let pem = try String(contentsOfFile: dir + "/sa.pem", encoding: .utf8)
         let account: JSONValue = [
@@ -83,7 +79,7 @@ import Testing
         try account.canonicalString.write(toFile: cli.home + "/sa.json", atomically: true, encoding: .utf8)
         try """
         version: 1
-        store: { path: ./herald.db }
+        store: { path: \(store) }
         tls: { ca-file: \(dir)/ca.pem }
         channels:
           fcm:
@@ -130,7 +126,7 @@ import Testing
         try Self.certificates(in: dir)
         let cert = dir + (fault.rogueTLS ? "/rogue.pem" : "/srv.pem")
         let key = dir + (fault.rogueTLS ? "/rogue.key" : "/srv.key")
-        let server = try FaultServer(mode: fault.mode, cert: cert, key: key, directory: dir)
+        let server = try await FaultServer(mode: fault.mode, cert: cert, key: key, directory: dir)
         defer { server.stop() }
         let cli = try Self.home(port: server.port, dir: dir)
 
@@ -161,18 +157,6 @@ import Testing
             #expect(server.requests.contains { $0.contains("messages:send") }, "the fault server saw no send")
         } else {
             #expect(!server.requests.contains { $0.contains("messages:send") }, "a send passed the TLS check")
-        }
-    }
-}
-
-extension FileHandle {
-    /// Reads up to the first newline (or the end).
-    fileprivate func availableLine() -> [UInt8] {
-        var line: [UInt8] = []
-        while true {
-            let byte = readData(ofLength: 1)
-            guard let b = byte.first, b != 10 else { return line }
-            line.append(b)
         }
     }
 }

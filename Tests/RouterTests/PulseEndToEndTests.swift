@@ -1,16 +1,16 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 /// The contract's own example notification (design/contract.md §4), sent with the real `herald`
 /// binary to a pulse device, reaches a fake Pulse relay as the body the Pulse Relay integration
 /// guide describes (shared/seeds/004, 三): `revision` inside `contentState`.
-@Suite(.serialized) struct PulseEndToEndTests {
+@Suite(.serialized, .stopsFakeHTTPServers) struct PulseEndToEndTests {
     @Test func contractExampleReachesThePulseRelay() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
         let cli = try CLI(
             configText: """

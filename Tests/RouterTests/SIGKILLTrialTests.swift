@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
@@ -75,9 +76,8 @@ import Testing
             let delay = Double(trialRNG.next() % 1_000_000) / 1_000_000 * plan.window.seconds
             try await Task.sleep(for: .seconds(delay))
             if victim.isRunning { killedMidWay += 1 }
-            kill(victim.processIdentifier, SIGKILL)
-            victim.waitUntilExit()
-            if plan.victim == .send && victim.terminationReason == .uncaughtSignal {
+            let ended = try await victim.kill()
+            if plan.victim == .send && ended.terminatedBySignal {
                 // The hub saw its `send` die, so it sends again: the same id is either routed now
                 // (the kill came before the notification was stored) or replayed, never doubled.
                 let again = try fixture.cli.run(["send", "--json", notification])

@@ -1,10 +1,11 @@
 import ChannelAPI
 import Foundation
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 /// The CLI end to end over stores that must not be trusted blindly, batch registration and repeated sends.
-@Suite(.serialized) struct StoreCLITests {
+@Suite(.serialized, .stopsFakeHTTPServers) struct StoreCLITests {
     static let logConfig = """
         version: 1
         store: { path: ./herald.db }
@@ -80,7 +81,6 @@ import Testing
 
     @Test func aDamagedStoreStopsDrainWithExit1AndSendsNothing() async throws {
         let server = try await FakeHTTPServer.start()
-        defer { Task { await server.stop() } }
         try await server.route("/hooks/notify", [FakeHTTPResponse(status: 503), FakeHTTPResponse(status: 200)])
         let cli = try CLI(configText: CLITests.config(url: server.baseURL, ca: server.caFile))
         let env = ["AUDIT_SECRET": CLITests.secret]
@@ -104,34 +104,13 @@ import Testing
     /// Runs the CLI as a user file permissions apply to: as root (which passes every `access(2)`
     /// check) through `setpriv` as `nobody`, otherwise as the current user.
     private func runUnprivileged(_ cli: CLI, _ args: [String], stdin: String? = nil) throws -> CLI.Result {
-        let p = Process()
-        if geteuid() == 0 {
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            p.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups", CLI.binary] + args
-        } else {
-            p.executableURL = URL(fileURLWithPath: CLI.binary)
-            p.arguments = args
-        }
-        var environment = ProcessInfo.processInfo.environment
-        environment["HERALD_HOME"] = cli.home
-        environment["HERALD_CONFIG"] = cli.config
-        p.environment = environment
-        p.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = input
-        try p.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return CLI.Result(
-            code: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-            stderr: String(decoding: e, as: UTF8.self))
+        let (executable, arguments) =
+            geteuid() == 0
+            ? ("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", CLI.binary] + args)
+            : (CLI.binary, args)
+        return try Subprocess.run(
+            executable: executable, arguments: arguments, stdin: stdin,
+            environment: ["HERALD_HOME": cli.home, "HERALD_CONFIG": cli.config], currentDirectory: "/")
     }
 
     /// A HERALD_HOME the user cannot write: reads work (the store opens read-only, `immutable`

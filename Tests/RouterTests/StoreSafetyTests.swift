@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldHTTPTesting
 import HeraldSync
 import Router
 import RouterTesting
@@ -8,16 +9,9 @@ import Testing
 /// Runs a short Python `sqlite3` script on a store file: an independent way to build foreign or
 /// damaged files, and to find where a table lives on disk.
 private func python(_ script: String, _ arguments: [String]) throws -> String {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    p.arguments = ["python3", "-c", script] + arguments
-    let out = Pipe()
-    p.standardOutput = out
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else { throw InputFailure("python exited \(p.terminationStatus)") }
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let r = try Subprocess.run(executable: "python3", arguments: ["-c", script] + arguments)
+    guard r.code == 0 else { throw InputFailure("python exited \(r.code): \(r.stderr)") }
+    return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 private struct InputFailure: Error {

@@ -67,23 +67,9 @@ final class EventLoop: @unchecked Sendable {
     private var unflushed = false
     /// Set once the loop is stopping: batches then fail their unstarted requests instead of starting them.
     private var stopping = false
-    /// Transfers handed to libcurl, per host (`scheme://authority`).
-    private var activePerHost: [String: Int] = [:]
-    /// Requests waiting for a free stream of their host, in arrival order.
-    private var parked: [String: ParkedQueue] = [:]
-    /// Most transfers per host handed to libcurl at once: every connection it may open, full of streams.
-    /// More would wait inside libcurl, which walks its whole pending list each time a transfer ends;
-    /// they wait here instead, in a queue that costs nothing per transfer.
-    /// An HTTP/1.1 host (its last answer came over HTTP/1.1) runs one transfer per connection, so it gets
-    /// only as many as it has connections.
-    private func capacity(for host: String) -> Int {
-        let connections = max(1, settings.maxConnectionsPerHost)
-        if !http1Hosts.isEmpty, http1Hosts.contains(host) { return connections }
-        return connections * max(1, settings.maxConcurrentStreams)
-    }
-    /// Hosts whose last answer on this loop came over HTTP/1.1.
-    private var http1Hosts: Set<String> = []
-    /// Requests waiting in `parked` (read by other threads for ``HTTPClient/waitingRequests``).
+    /// Which requests of each host (``HostKey``) go to libcurl now and which wait, in arrival order.
+    private var scheduler: HostScheduler<ParkedRequest>
+    /// Requests waiting in `scheduler` (read by other threads for ``HTTPClient/waitingRequests``).
     private let parkedCount = Atomic<Int>(0)
     /// Executor jobs enqueued from the loop thread itself (resumed callers); run before the next poll.
     private var localJobs: [UnownedJob] = []
@@ -105,6 +91,8 @@ final class EventLoop: @unchecked Sendable {
         self.settings = settings
         self.stats = stats
         corked = CorkedSockets(limit: max(0, settings.corkLimit))
+        scheduler = HostScheduler(
+            connectionsPerHost: settings.maxConnectionsPerHost, streamsPerConnection: settings.maxConcurrentStreams)
         _ = herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, settings.maxConnectionsPerHost))
         _ = herald_curl_multi_setopt_long(
@@ -303,9 +291,8 @@ final class EventLoop: @unchecked Sendable {
                     returning: Array(repeating: .failure(Self.shutdownError), count: batch.items.count))
             }
         }
-        let waiting = parked.values.flatMap(\.waiting)
-        parked.removeAll()
-        parkedCount.subtract(waiting.count, ordering: .relaxed)
+        let waiting = scheduler.removeAllWaiting()
+        parkedCount.store(0, ordering: .relaxed)
         for item in waiting { fail(item.completion, Self.shutdownError) }
         for transfer in Array(byEasy.values) { finish(transfer, .failure(Self.shutdownError)) }
         for batch in Array(batches.values) { pump(batch) }
@@ -373,14 +360,8 @@ final class EventLoop: @unchecked Sendable {
         if corked.limit > 0, corked.sockets.count < corked.limit { corkConnection(of: handle) }
         _ = curl_multi_remove_handle(multi, handle)
         unflushed = true
-        if case .success(let raw) = result {
-            if raw.version == .http1_1 {
-                http1Hosts.insert(transfer.host)
-            } else if !http1Hosts.isEmpty {
-                http1Hosts.remove(transfer.host)
-            }
-        }
-        activePerHost[transfer.host, default: 1] -= 1
+        let version: HTTPVersion? = if case .success(let raw) = result { raw.version } else { nil }
+        scheduler.finished(transfer.host, version: version)
         var connects = 0
         if herald_curl_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 {
             stats.connectionsOpened.add(connects, ordering: .relaxed)
@@ -402,38 +383,26 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Per-host queue
 
-    /// Starts waiting requests of `host` while it has free streams.
+    /// Starts waiting requests of `host` while it has free streams. A failed start may queue newer
+    /// requests meanwhile (its batch starts its next one); they wait behind the older ones.
     private func startParked(_ host: String) {
-        guard !stopping, var queue = parked[host] else { return }
-        parked[host] = nil  // no copy-on-write while the queue is changed
-        let capacity = capacity(for: host)
-        while activePerHost[host, default: 0] < capacity, let item = queue.popFirst() {
+        guard !stopping else { return }
+        while let item = scheduler.nextReady(host) {
             parkedCount.subtract(1, ordering: .relaxed)
             if let failure = launch(item.request, item.headerList, item.host, item.completion, parking: false) {
                 fail(item.completion, failure)
             }
         }
-        // A failed start may have queued newer requests meanwhile; they go behind the older ones.
-        if let newer = parked[host] {
-            for item in newer.waiting { queue.append(item) }
-        }
-        parked[host] = queue.isEmpty ? nil : queue
     }
 
     /// Removes the waiting single request of `token`, if it waits.
     private func unparkSingle(_ token: RequestToken) -> ParkedRequest? {
-        for (host, queue) in parked {
-            var queue = queue
-            if let item = queue.remove(where: { item in
-                if case .single(let t, _) = item.completion { return t === token }
-                return false
-            }) {
-                parked[host] = queue.isEmpty ? nil : queue
-                parkedCount.subtract(1, ordering: .relaxed)
-                return item
-            }
+        let item = scheduler.removeFirst { item in
+            if case .single(let t, _) = item.completion { return t === token }
+            return false
         }
-        return nil
+        if item != nil { parkedCount.subtract(1, ordering: .relaxed) }
+        return item
     }
 
     /// Reports a request that never reached libcurl (or failed to start) to whoever waits for it.
@@ -491,19 +460,15 @@ final class EventLoop: @unchecked Sendable {
             record(batch, batch.next, .failure(Self.cancelledError))
             batch.next += 1
         }
-        for (host, queue) in parked {
-            var queue = queue
-            let removed = queue.removeAll { item in
-                if case .batch(let b, _) = item.completion { return b === batch }
-                return false
-            }
-            parked[host] = queue.isEmpty ? nil : queue
-            parkedCount.subtract(removed.count, ordering: .relaxed)
-            for item in removed {
-                if case .batch(_, let index) = item.completion {
-                    batch.inFlight -= 1
-                    record(batch, index, .failure(Self.cancelledError))
-                }
+        let removed = scheduler.removeAll { item in
+            if case .batch(let b, _) = item.completion { return b === batch }
+            return false
+        }
+        parkedCount.subtract(removed.count, ordering: .relaxed)
+        for item in removed {
+            if case .batch(_, let index) = item.completion {
+                batch.inFlight -= 1
+                record(batch, index, .failure(Self.cancelledError))
             }
         }
         for transfer in Array(byEasy.values) where transfer.batch === batch {
@@ -530,10 +495,10 @@ final class EventLoop: @unchecked Sendable {
         _ request: HTTPRequest, _ headerList: HeaderList, _ host: String, _ completion: Completion,
         parking: Bool = true
     ) -> HTTPError? {
-        if parking, parked[host] != nil || activePerHost[host, default: 0] >= capacity(for: host) {
+        if parking, scheduler.mustWait(host) {
             parkedCount.add(1, ordering: .relaxed)
-            parked[host, default: ParkedQueue()].append(
-                ParkedRequest(request: request, headerList: headerList, host: host, completion: completion))
+            scheduler.enqueue(
+                ParkedRequest(request: request, headerList: headerList, host: host, completion: completion), host: host)
             return nil
         }
         guard let easy = pool.popLast() ?? EasyHandle() else {
@@ -544,7 +509,9 @@ final class EventLoop: @unchecked Sendable {
         let transfer = Transfer(
             completion: completion, easy: easy, host: host,
             limit: max(0, request.maxResponseBytes ?? settings.maxResponseBytes))
-        if let error = configure(transfer, request, headerList) {
+        if let error = CurlOptions.configure(
+            transfer, request, headerList, settings: settings, emptyBody: emptyBody, closeHook: closeHook)
+        {
             transfer.releaseHeaders()
             pool.append(easy)
             return error
@@ -558,23 +525,8 @@ final class EventLoop: @unchecked Sendable {
         }
         if case .single(let token, _) = completion { transfers[ObjectIdentifier(token)] = transfer }
         byEasy[easy.handle] = transfer
-        activePerHost[host, default: 0] += 1
+        scheduler.started(host)
         return nil
-    }
-
-    /// `scheme://authority` of a URL, lower-cased: the unit libcurl's connection limit applies to.
-    /// Computed by ``HTTPClient`` when a request is submitted, so the loop thread does not pay for it.
-    static func hostKey(_ url: String) -> String {
-        let bytes = Array(url.utf8)
-        var i = 0
-        while i < bytes.count, bytes[i] != UInt8(ascii: ":") { i += 1 }
-        i += 3  // "://"
-        while i < bytes.count, bytes[i] != UInt8(ascii: "/"), bytes[i] != UInt8(ascii: "?"),
-            bytes[i] != UInt8(ascii: "#")
-        {
-            i += 1
-        }
-        return String(decoding: bytes[..<min(i, bytes.count)], as: UTF8.self).lowercased()
     }
 
     /// Corks the socket of the connection `handle`'s finished transfer used, if libcurl keeps that
@@ -594,166 +546,17 @@ final class EventLoop: @unchecked Sendable {
         if corked.remove(fd) { stats.socketsCorked.subtract(1, ordering: .relaxed) }
     }
 
-    /// Lets `transfer` reach public addresses only (``AddressPolicy/publicOnly``): libcurl's open-socket
-    /// callback refuses a resolved address before connecting to it, and the pre-request callback refuses a
-    /// connection whose peer is not public before a request is sent on it (a reused connection, opened
-    /// earlier for a request that was allowed to reach it, is never checked by the open-socket callback).
-    private func restrictAddresses(of transfer: Transfer, _ check: (CURLcode) -> Void) {
-        let handle = transfer.easy.handle
-        let context = Unmanaged.passUnretained(transfer).toOpaque()
-        check(
-            herald_curl_easy_setopt_opensocket(handle) { context, _, address in
-                guard let context, let address else { return -1 }
-                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-                let (bytes, text) = EventLoop.peer(address)
-                if let why = AddressPolicy.refusal(for: bytes) {
-                    transfer.blockedAddress = "\(text) (\(why))"
-                    return -1  // CURL_SOCKET_BAD: libcurl tries the next address, or fails to connect
-                }
-                return socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
-            })
-        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_OPENSOCKETDATA, context))
-        check(
-            herald_curl_easy_setopt_prereq(handle) { context, primaryIP, _, _, _ in
-                guard let context, let primaryIP else { return 1 }
-                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-                let ip = String(cString: primaryIP)
-                if let why = AddressPolicy.refusal(forIP: ip) {
-                    transfer.blockedAddress = "\(ip) (\(why))"
-                    return 1  // CURL_PREREQFUNC_ABORT
-                }
-                return 0  // CURL_PREREQFUNC_OK
-            })
-        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_PREREQDATA, context))
-    }
-
-    /// The address bytes (network order) and text of the socket address libcurl is about to connect to;
-    /// no bytes for a family other than IPv4 and IPv6 (refused).
-    private static func peer(_ address: UnsafeMutablePointer<curl_sockaddr>) -> (bytes: [UInt8], text: String) {
-        guard let offset = MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr) else { return ([], "?") }
-        // libcurl's storage behind `addr` is large enough for the family's sockaddr (`addrlen` bytes).
-        let raw = UnsafeRawPointer(address) + offset
-        let length = Int(address.pointee.addrlen)
-        var bytes: [UInt8] = []
-        switch address.pointee.family {
-        case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
-            var sin = raw.loadUnaligned(as: sockaddr_in.self)
-            bytes = withUnsafeBytes(of: &sin.sin_addr) { Array($0) }
-        case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
-            var sin6 = raw.loadUnaligned(as: sockaddr_in6.self)
-            bytes = withUnsafeBytes(of: &sin6.sin6_addr) { Array($0) }
-        default:
-            return ([], "an address of family \(address.pointee.family)")
-        }
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        let family = bytes.count == 4 ? AF_INET : AF_INET6
-        let text = bytes.withUnsafeBytes { src in
-            inet_ntop(family, src.baseAddress, &buffer, socklen_t(buffer.count)) != nil
-                ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
-        }
-        return (bytes, text)
-    }
-
-    /// Sets every option of one transfer; returns an error when libcurl rejects one.
-    private func configure(_ transfer: Transfer, _ request: HTTPRequest, _ headerList: HeaderList) -> HTTPError? {
-        let handle = transfer.easy.handle
-        var failed: CURLcode = CURLE_OK
-        func check(_ code: CURLcode) { if code != CURLE_OK && failed == CURLE_OK { failed = code } }
-        func setLong(_ option: CURLoption, _ value: Int) { check(herald_curl_easy_setopt_long(handle, option, value)) }
-        func setString(_ option: CURLoption, _ value: String) {
-            value.withCString { check(herald_curl_easy_setopt_cstr(handle, option, $0)) }
-        }
-
-        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_ERRORBUFFER, transfer.easy.errorBuffer))
-        setString(CURLOPT_URL, request.url)
-        setLong(CURLOPT_NOSIGNAL, 1)
-        setLong(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        setLong(CURLOPT_PIPEWAIT, 1)
-        // Redirects are never followed (also libcurl's default): a 3xx is an answer, not a new destination.
-        setLong(CURLOPT_FOLLOWLOCATION, 0)
-        // Peer and host verification are libcurl's defaults (restored by curl_easy_reset) and never changed.
-        if let caFile = settings.caFile { setString(CURLOPT_CAINFO, caFile) }
-        let timeout = request.timeout.map(Curl.milliseconds) ?? settings.defaultTimeoutMs
-        setLong(CURLOPT_TIMEOUT_MS, timeout)
-        setLong(CURLOPT_CONNECTTIMEOUT_MS, min(timeout, settings.connectTimeoutMs))
-        setString(CURLOPT_USERAGENT, settings.userAgent)
-        check(herald_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(transfer.limit)))
-
-        // Headers: the list was built by the caller, off this thread.
-        if !headerList.complete { failed = CURLE_OUT_OF_MEMORY }
-        transfer.headerList = headerList
-        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_HTTPHEADER, headerList.list))
-
-        // Method and body.
-        let method = request.method
-        // The usual method is already upper case; only others pay for `uppercased()`.
-        let upper = method == "POST" || method == "GET" ? method : method.uppercased()
-        let sendsBody: Bool
-        switch upper {
-        case "GET", "HEAD", "DELETE", "OPTIONS": sendsBody = !request.body.isEmpty
-        default: sendsBody = true
-        }
-        if upper == "GET" && !sendsBody {
-            setLong(CURLOPT_HTTPGET, 1)
-        } else if upper == "HEAD" && !sendsBody {
-            setLong(CURLOPT_NOBODY, 1)
-        } else {
-            if sendsBody {
-                setLong(CURLOPT_POST, 1)
-                check(herald_curl_easy_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
-                if request.body.isEmpty {
-                    check(herald_curl_easy_setopt_ptr(handle, CURLOPT_POSTFIELDS, emptyBody))
-                } else {
-                    request.body.withUnsafeBytes { bytes in
-                        check(
-                            herald_curl_easy_setopt_ptr(
-                                handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress)))
-                    }
-                }
-            }
-            if upper != "POST" { setString(CURLOPT_CUSTOMREQUEST, method) }
-        }
-
-        // Response callbacks; the transfer outlives them (it stays in `transfers` until finished).
-        let context = Unmanaged.passUnretained(transfer).toOpaque()
-        check(
-            herald_curl_easy_setopt_write(handle) { data, size, count, context in
-                guard let context else { return 0 }
-                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-                let length = size * count
-                guard length > 0, let data else { return length }
-                return transfer.appendBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-            })
-        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_WRITEDATA, context))
-        check(
-            herald_curl_easy_setopt_header(handle) { data, size, count, context in
-                let length = size * count
-                guard let context, let data, length > 0 else { return length }
-                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-                transfer.appendHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
-                return length
-            })
-        check(herald_curl_easy_setopt_ptr(handle, CURLOPT_HEADERDATA, context))
-
-        // Sockets: a connection's socket is corked once a transfer has finished on it (see finish and
-        // CorkedSockets). The close callback is kept by the connection, which lives in this loop's multi
-        // handle and dies with it; libcurl closes every connection socket through it.
-        if corked.limit > 0 {
-            let loop = Unmanaged.passUnretained(self).toOpaque()
-            check(
-                herald_curl_easy_setopt_closesocket(handle) { loop, fd in
-                    if let loop { Unmanaged<EventLoop>.fromOpaque(loop).takeUnretainedValue().socketClosing(fd) }
-                    return close(fd)
-                })
-            check(herald_curl_easy_setopt_ptr(handle, CURLOPT_CLOSESOCKETDATA, loop))
-        }
-
-        if request.addressPolicy == .publicOnly { restrictAddresses(of: transfer, check) }
-
-        if failed == CURLE_OK { return nil }
-        let text = String(cString: curl_easy_strerror(failed))
-        let code: HTTPError.Code = failed == CURLE_OUT_OF_MEMORY ? .transport : .invalidRequest
-        return HTTPError(code, "could not configure the request: \(text)", curlCode: Int(failed.rawValue))
+    /// The close callback every transfer gets while this loop corks sockets: it uncorks the socket's
+    /// number before closing it. The callback is kept by the connection, which lives in this loop's
+    /// multi handle and dies with it; libcurl closes every connection socket through it.
+    private var closeHook: CurlOptions.SocketCloseHook? {
+        guard corked.limit > 0 else { return nil }
+        return CurlOptions.SocketCloseHook(
+            function: { loop, fd in
+                if let loop { Unmanaged<EventLoop>.fromOpaque(loop).takeUnretainedValue().socketClosing(fd) }
+                return close(fd)
+            },
+            context: Unmanaged.passUnretained(self).toOpaque())
     }
 }
 

@@ -85,7 +85,7 @@ public final class HTTPClient: Sendable {
                 }
                 loop.submit(
                     Job(
-                        request: request, headerList: headerList, host: EventLoop.hostKey(request.url), token: token,
+                        request: request, headerList: headerList, host: HostKey.of(request.url), token: token,
                         continuation: continuation))
             }
         } onCancel: {
@@ -119,7 +119,7 @@ public final class HTTPClient: Sendable {
                 try Curl.validate(request)
                 items.append(
                     BatchItem(
-                        request: request, headerList: HeaderList(request.headers), host: EventLoop.hostKey(request.url))
+                        request: request, headerList: HeaderList(request.headers), host: HostKey.of(request.url))
                 )
                 positions.append(i)
             } catch {

@@ -61,7 +61,7 @@ final class RequestToken: Sendable {
 struct Job: Sendable {
     let request: HTTPRequest
     let headerList: HeaderList
-    /// ``EventLoop/hostKey(_:)`` of the URL, computed by the caller.
+    /// ``HostKey/of(_:)`` of the URL, computed by the caller.
     let host: String
     let token: RequestToken
     let continuation: UnsafeContinuation<TransferResult, Never>
@@ -71,7 +71,7 @@ struct Job: Sendable {
 struct BatchItem: Sendable {
     let request: HTTPRequest
     let headerList: HeaderList
-    /// ``EventLoop/hostKey(_:)`` of the URL, computed by the caller.
+    /// ``HostKey/of(_:)`` of the URL, computed by the caller.
     let host: String
 }
 
@@ -109,51 +109,6 @@ struct ParkedRequest {
     let headerList: HeaderList
     let host: String
     let completion: Completion
-}
-
-/// A FIFO of waiting requests: appending and taking the first are O(1) (the taken prefix is dropped
-/// once it is half the storage).
-struct ParkedQueue {
-    private var items: [ParkedRequest] = []
-    private var head = 0
-
-    var isEmpty: Bool { head == items.count }
-
-    mutating func append(_ item: ParkedRequest) { items.append(item) }
-
-    mutating func popFirst() -> ParkedRequest? {
-        guard head < items.count else { return nil }
-        let item = items[head]
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64, head * 2 >= items.count {
-            items.removeFirst(head)
-            head = 0
-        }
-        return item
-    }
-
-    /// Removes and returns the first waiting item that matches.
-    mutating func remove(where match: (ParkedRequest) -> Bool) -> ParkedRequest? {
-        guard let i = items[head...].firstIndex(where: match) else { return nil }
-        return items.remove(at: i)
-    }
-
-    /// Removes and returns every waiting item that matches, in order.
-    mutating func removeAll(where match: (ParkedRequest) -> Bool) -> [ParkedRequest] {
-        let waiting = items[head...]
-        let removed = waiting.filter(match)
-        if !removed.isEmpty {
-            items = waiting.filter { !match($0) }
-            head = 0
-        }
-        return removed
-    }
-
-    /// Every waiting item, in order.
-    var waiting: [ParkedRequest] { Array(items[head...]) }
 }
 
 /// Work queued for a loop, in submission order.
@@ -240,7 +195,7 @@ final class HeaderList: @unchecked Sendable {
 final class Transfer {
     let completion: Completion
     let easy: EasyHandle
-    /// The request's `scheme://authority`, for the loop's per-host limit.
+    /// The request's ``HostKey``, for the loop's per-host limit.
     let host: String
     let limit: Int
     var headerList: HeaderList?

@@ -29,7 +29,9 @@ public final class SQLiteConnection {
         var message = errorMessage.map { String(cString: $0) } ?? Self.message(db)
         sqlite3_free(errorMessage)
         if message.isEmpty { message = String(cString: sqlite3_errstr(rc)) }
-        throw SQLiteError(code: Self.extendedCode(db, fallback: rc), call: "sqlite3_exec", message: message)
+        throw SQLiteError(
+            code: Self.extendedCode(db, fallback: rc), call: "sqlite3_exec", message: message,
+            systemErrno: sqlite3_system_errno(db))
     }
 
     /// Runs exactly one statement with positional `?` bindings, discarding any result rows.
@@ -127,7 +129,9 @@ public final class SQLiteConnection {
         if let sql {
             message += " — in SQL: \(String(sql.prefix(200)))"
         }
-        throw SQLiteError(code: Self.extendedCode(db, fallback: rc), call: call, message: message)
+        throw SQLiteError(
+            code: Self.extendedCode(db, fallback: rc), call: call, message: message,
+            systemErrno: sqlite3_system_errno(db))
     }
 
     /// Prepares (or reuses) the statement, binds, runs `body`, and always resets the statement afterwards.

@@ -173,19 +173,29 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Runs `body` with exclusive use of the connection. Calls are serialised by an internal `Locked` (a POSIX mutex);
-    /// errors thrown by `body` are rethrown unchanged. The connection must not escape `body`.
+    /// errors thrown by `body` are rethrown unchanged, except that an ``SQLiteError`` names this file.
+    /// The connection must not escape `body`.
     public func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let result = try locked { connection in Result { () throws -> T in try body(connection) } }
-        return try result.get()
+        return try naming(result)
+    }
+
+    /// The result's value; an ``SQLiteError`` is rethrown naming this file.
+    private func naming<T>(_ result: Result<T, any Error>) throws -> T {
+        do {
+            return try result.get()
+        } catch let error as SQLiteError {
+            throw error.at(path)
+        }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`. Any error thrown by `body` (or by `COMMIT`) rolls the
-    /// transaction back and is rethrown.
+    /// transaction back and is rethrown (an ``SQLiteError`` naming this file).
     public func transaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let result = try locked { connection in
             Result { () throws -> T in try Self.inTransactionAny(connection) { connection in try body(connection) } }
         }
-        return try result.get()
+        return try naming(result)
     }
 
     /// Runs one or more statements without bindings (`sqlite3_exec`).
@@ -354,7 +364,11 @@ public final class SQLiteDatabase: Sendable {
 
     private func lockedTyped<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         let result = try locked { connection in Result { () throws(SQLiteError) -> T in try body(connection) } }
-        return try result.get()
+        do {
+            return try result.get()
+        } catch {
+            throw error.at(path)
+        }
     }
 
     private static func openFailure(_ handle: OpaquePointer?, _ rc: Int32, path: String) -> SQLiteError {

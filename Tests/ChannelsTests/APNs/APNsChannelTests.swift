@@ -3,13 +3,14 @@ import Foundation
 import HeraldChannels
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 @testable import APNsChannel
 
 /// The channel against local HTTP/2 TLS fake APNs servers.
-@Suite("APNs channel over HTTP/2")
+@Suite("APNs channel over HTTP/2", .stopsFakeHTTPServers)
 struct APNsChannelTests {
     struct Setup {
         let channel: APNsChannel

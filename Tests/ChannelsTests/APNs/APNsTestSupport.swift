@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import HeraldYAML
 import RouterTesting
 
@@ -72,28 +73,11 @@ enum APNsTestSupport {
 
     /// Runs python3 with a script from `Scripts/`; returns stdout, throws with stderr on failure.
     static func python(_ script: String, _ arguments: [String], stdin: String? = nil) throws -> String {
-        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-            .map { "\($0)/python3" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let path else { throw TestFailure("python3 not found on PATH") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = [scriptsDirectory.appendingPathComponent(script).path] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestFailure("\(script) failed: \(String(decoding: errors, as: UTF8.self))")
-        }
-        return String(decoding: output, as: UTF8.self)
+        let r = try Subprocess.run(
+            executable: "python3", arguments: [scriptsDirectory.appendingPathComponent(script).path] + arguments,
+            stdin: stdin)
+        guard r.code == 0 else { throw TestFailure("\(script) failed: \(r.stderr)") }
+        return r.stdout
     }
 }
 

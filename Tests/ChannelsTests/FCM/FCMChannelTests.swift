@@ -3,6 +3,7 @@ import FCMChannel
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
@@ -25,7 +26,7 @@ enum FCMBodies {
     }
 }
 
-@Suite("FCM channel against a fake FCM", .serialized)
+@Suite("FCM channel against a fake FCM", .serialized, .stopsFakeHTTPServers)
 struct FCMChannelTests {
     @Test("Sends one request per device with the bearer token and the assertion pyjwt accepts")
     func sendsAndAuthenticates() async throws {
@@ -43,7 +44,7 @@ struct FCMChannelTests {
         #expect(tokenRequests.first?.header("content-type") == "application/x-www-form-urlencoded")
         let assertion = try #require(form["assertion"])
         let verified = FCMFixture.python("fcm_verify_assertion.py", [h.accountPath], stdin: assertion)
-        #expect(verified.status == 0, "pyjwt: \(verified.stderr)")
+        #expect(verified.code == 0, "pyjwt: \(verified.stderr)")
 
         let sends = try await h.sends()
         #expect(sends.count == 2)
@@ -306,7 +307,7 @@ struct FCMChannelTests {
         #expect(data["v"] == "1")
         let envelope = try #require(data["e"]?.stringValue)
         let opened = FCMFixture.python("fcm_open_envelope.py", [pushKey, envelope])
-        #expect(opened.status == 0, "AESGCM: \(opened.stderr)")
+        #expect(opened.code == 0, "AESGCM: \(opened.stderr)")
         #expect(opened.stdout == String(decoding: HapiPayload.plaintext(for: .sample()), as: UTF8.self))
         let parsed = try JSONValue.parse(opened.stdout)
         #expect(parsed["sessionId"] == "5f0c")
@@ -334,9 +335,7 @@ struct FCMChannelTests {
     @Test("Config errors name the file and the field, at the service-account key")
     func configErrors() async throws {
         let dir = FCMFixture.temporaryDirectory()
-        guard case .object(var o) = try FCMFixture.serviceAccountJSON(tokenURI: "https://x.example/token") else {
-            return
-        }
+        var o = try #require(try FCMFixture.serviceAccountJSON(tokenURI: "https://x.example/token").objectValue)
         o.removeValue(forKey: "client_email")
         let path = try FCMFixture.writeServiceAccount(.object(o), in: dir)
         let sink = RecordingLogSink()

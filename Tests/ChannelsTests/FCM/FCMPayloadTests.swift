@@ -17,7 +17,7 @@ struct FCMPayloadTests {
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         let jwt = try FCMAssertion.make(for: account, now: now)
         let r = FCMFixture.python("fcm_verify_assertion.py", [path], stdin: jwt)
-        #expect(r.status == 0, "pyjwt: \(r.stderr)")
+        #expect(r.code == 0, "pyjwt: \(r.stderr)")
         let verified = try JSONValue.parse(r.stdout)
         #expect(verified["header"]?["alg"] == "RS256")
         #expect(verified["header"]?["typ"] == "JWT")
@@ -32,7 +32,7 @@ struct FCMPayloadTests {
 
         // A tampered signature does not verify.
         let tampered = String(jwt.dropLast(4)) + (jwt.hasSuffix("AAAA") ? "BBBB" : "AAAA")
-        #expect(FCMFixture.python("fcm_verify_assertion.py", [path], stdin: tampered).status != 0)
+        #expect(FCMFixture.python("fcm_verify_assertion.py", [path], stdin: tampered).code != 0)
     }
 
     @Test("Without private_key_id the header has no kid")
@@ -42,7 +42,7 @@ struct FCMPayloadTests {
         let account = try FCMServiceAccount.load(path: path)
         #expect(FCMAssertion.header(for: account) == ["alg": "RS256", "typ": "JWT"])
         let jwt = try FCMAssertion.make(for: account, now: Date(timeIntervalSince1970: 1_767_225_600))
-        #expect(FCMFixture.python("fcm_verify_assertion.py", [path], stdin: jwt).status == 0)
+        #expect(FCMFixture.python("fcm_verify_assertion.py", [path], stdin: jwt).code == 0)
     }
 
     @Test("The token request is the JWT-bearer grant, form-encoded")
@@ -60,9 +60,7 @@ struct FCMPayloadTests {
             ("token_uri", "missing field token_uri"),
         ])
     func missingFields(field: String, expected: String) throws {
-        guard case .object(var o) = try FCMFixture.serviceAccountJSON(tokenURI: "https://x.example/token") else {
-            return
-        }
+        var o = try #require(try FCMFixture.serviceAccountJSON(tokenURI: "https://x.example/token").objectValue)
         o.removeValue(forKey: field)
         let path = try FCMFixture.writeServiceAccount(.object(o))
         #expect(throws: FCMServiceAccountError.self) { try FCMServiceAccount.load(path: path) }
@@ -76,9 +74,7 @@ struct FCMPayloadTests {
 
     @Test("Bad values in the service-account file are refused by field")
     func badValues() throws {
-        guard case .object(let base) = try FCMFixture.serviceAccountJSON(tokenURI: "https://x.example/token") else {
-            return
-        }
+        let base = try #require(try FCMFixture.serviceAccountJSON(tokenURI: "https://x.example/token").objectValue)
         let cases: [(String, JSONValue, String)] = [
             ("private_key", "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n", "private_key"),
             ("token_uri", "http://insecure.example/token", "token_uri"),

@@ -2,6 +2,7 @@ import ChannelAPI
 import FCMChannel
 import Foundation
 import HeraldHTTP
+import HeraldHTTPTesting
 import HeraldYAML
 import RouterTesting
 import Testing
@@ -22,10 +23,8 @@ enum FCMFixture {
     static let keyPEM: Result<String, FCMFixtureError> = {
         let dir = temporaryDirectory()
         let path = dir.appendingPathComponent("key.pem").path
-        let r = run(
-            "/usr/bin/env",
-            ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path])
-        guard r.status == 0, let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
+        let r = run("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path])
+        guard r.code == 0, let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
             return .failure(FCMFixtureError("openssl genpkey failed: \(r.stderr)"))
         }
         return .success(pem)
@@ -58,38 +57,21 @@ enum FCMFixture {
         return path
     }
 
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = Subprocess.Result
 
-    /// Runs a program, collecting its output.
+    /// Runs a program, collecting its output; a program that cannot be started gives code -1.
     static func run(_ executable: String, _ arguments: [String], stdin: String? = nil) -> Run {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = input
-        do { try p.run() } catch { return Run(status: -1, stdout: "", stderr: "\(error)") }
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? input.fileHandleForWriting.close()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Run(
-            status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-            stderr: String(decoding: e, as: UTF8.self))
+        do {
+            return try Subprocess.run(executable: executable, arguments: arguments, stdin: stdin)
+        } catch {
+            return Run(code: -1, stdoutBytes: [], stderrBytes: Array("\(error)".utf8))
+        }
     }
 
     /// Runs one of `Tests/ChannelsTests/Scripts/*.py` with python3 from PATH.
     static func python(_ script: String, _ arguments: [String], stdin: String? = nil) -> Run {
         let path = testsDirectory.appendingPathComponent("Scripts").appendingPathComponent(script).path
-        return run("/usr/bin/env", ["python3", path] + arguments, stdin: stdin)
+        return run("python3", [path] + arguments, stdin: stdin)
     }
 
     /// A channel config parsed from YAML, as the router hands it to the factory.

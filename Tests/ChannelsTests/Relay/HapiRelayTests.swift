@@ -2,12 +2,13 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 @testable import RelayChannel
 
-@Suite("Relay protocol hapi")
+@Suite("Relay protocol hapi", .stopsFakeHTTPServers)
 struct HapiRelayTests {
     static let key = Array(UInt8(1)...UInt8(32))
     static let token = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"

@@ -1,12 +1,13 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 @testable import RelayChannel
 
-@Suite("Relay protocol home-assistant")
+@Suite("Relay protocol home-assistant", .stopsFakeHTTPServers)
 struct HomeAssistantRelayTests {
     static func device(_ url: String) -> Device {
         Device(
@@ -92,7 +93,7 @@ struct HomeAssistantRelayTests {
 }
 
 /// `encryption: secretbox` (HA's libsodium secretbox, current key scheme).
-@Suite("Relay protocol home-assistant, encryption: secretbox")
+@Suite("Relay protocol home-assistant, encryption: secretbox", .stopsFakeHTTPServers)
 struct HomeAssistantSecretboxTests {
     /// The registration secret of `ha-mobile-app.md` §6.
     static let secret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

@@ -2,12 +2,13 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 @testable import RelayChannel
 
-@Suite("Relay protocol openchamber")
+@Suite("Relay protocol openchamber", .stopsFakeHTTPServers)
 struct OpenChamberRelayTests {
     /// A fixed key (d = 0x01…0x20) and its thumbprint, computed independently with Python.
     static let fixedD = Array(UInt8(1)...UInt8(32))

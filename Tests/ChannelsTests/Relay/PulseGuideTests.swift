@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 /// The Pulse channel against the rules of the Pulse Relay site integration guide
 /// (`shared/seeds/004_6ba746c86ae51669.txt`, sections 三, 四 and 五): every expected body below is the
 /// guide's own example, compared as JSON after parsing.
-@Suite("Relay protocol pulse: the integration guide")
+@Suite("Relay protocol pulse: the integration guide", .stopsFakeHTTPServers)
 struct PulseGuideTests {
     typealias T = PulseRelayTests
 

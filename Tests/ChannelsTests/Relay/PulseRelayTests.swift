@@ -2,12 +2,13 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 @testable import RelayChannel
 
-@Suite("Relay protocol pulse")
+@Suite("Relay protocol pulse", .stopsFakeHTTPServers)
 struct PulseRelayTests {
     static let key = Array(UInt8(100)...UInt8(131))
     static let legacy = "https://legacy.example"

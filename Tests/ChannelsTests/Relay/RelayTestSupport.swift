@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import RouterTesting
 
 @testable import RelayChannel

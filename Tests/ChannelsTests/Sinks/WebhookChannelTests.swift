@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import RouterTesting
 import SinkChannels
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// The webhook sink against the Standard Webhooks specification (spec/standard-webhooks.md):
 /// `webhook-id` is unique per message, the same on every retry, and never contains `.` (the
 /// separator of the signed content `{msg_id}.{timestamp}.{payload}`).
-@Suite("Webhook sink: Standard Webhooks")
+@Suite("Webhook sink: Standard Webhooks", .stopsFakeHTTPServers)
 struct WebhookChannelTests {
     /// The specification's published test vector.
     static let vectorSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

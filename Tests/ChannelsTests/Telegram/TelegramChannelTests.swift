@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldChannels
 import HeraldHTTP
+import HeraldHTTPTesting
 import HeraldSync
 import RouterTesting
 import Testing
@@ -129,11 +130,10 @@ private let permission = Notification(
         NotificationAction(id: "open", title: "Open", url: "https://example.com/s/5f0c"),
     ])
 
-@Suite("Telegram channel against a fake Bot API", .serialized)
+@Suite("Telegram channel against a fake Bot API", .serialized, .stopsFakeHTTPServers)
 struct TelegramChannelTests {
     @Test func sendsEscapedHTMLWithOptions() async throws {
         let h = try await Harness.make(threadId: 3, silentInfo: true)
-        defer { Task { await h.server.stop() } }
         try await h.route("sendMessage", [sent(messageId: 55, chat: 1001)])
         let n = Notification(
             id: "n1", title: "<script>alert(1)</script>", body: "Tom &amp; Jerry 🐭 & friends", severity: .info,
@@ -165,7 +165,6 @@ struct TelegramChannelTests {
 
     @Test func truncatesLongBodiesWithinTheLimit() async throws {
         let h = try await Harness.make()
-        defer { Task { await h.server.stop() } }
         try await h.route("sendMessage", [sent(messageId: 1, chat: 1001)])
         let n = Notification(id: "long", title: "T", body: String(repeating: "a&b ", count: 2000))
         let results = await h.channel.deliver(DeliveryRequest(notification: n, targets: [target(device())]))
@@ -182,7 +181,6 @@ struct TelegramChannelTests {
 
     @Test func keyboardAndCallbackRoundTrip() async throws {
         let h = try await Harness.make()
-        defer { Task { await h.server.stop() } }
         try await h.route("sendMessage", [sent(messageId: 55, chat: 1001)])
         let results = await h.channel.deliver(DeliveryRequest(notification: permission, targets: [target(device())]))
         #expect(results.first?.outcome == .delivered)
@@ -252,7 +250,6 @@ struct TelegramChannelTests {
 
     @Test func unknownStaleAndUnrecordableCallbacksAreExpired() async throws {
         let h = try await Harness.make(callbackTTL: .seconds(3600))
-        defer { Task { await h.server.stop() } }
         try await h.route("sendMessage", [sent(messageId: 55, chat: 1001)])
         _ = await h.channel.deliver(DeliveryRequest(notification: permission, targets: [target(device())]))
         let row = try #require(
@@ -302,7 +299,6 @@ struct TelegramChannelTests {
 
     @Test func callbackFromAnotherChatIsRefused() async throws {
         let h = try await Harness.make()
-        defer { Task { await h.server.stop() } }
         try await h.route("sendMessage", [sent(messageId: 55, chat: 1001)])
         _ = await h.channel.deliver(DeliveryRequest(notification: permission, targets: [target(device())]))
         let allow = try #require(
@@ -332,7 +328,6 @@ struct TelegramChannelTests {
 
     @Test func floodLimitDefersTheSecondMessageToAChat() async throws {
         let h = try await Harness.make()
-        defer { Task { await h.server.stop() } }
         try await h.route(
             "sendMessage",
             [
@@ -379,7 +374,6 @@ struct TelegramChannelTests {
 
     @Test func errorOutcomes() async throws {
         let h = try await Harness.make()
-        defer { Task { await h.server.stop() } }
         func attempt(_ response: FakeHTTPResponse, chat: Int64) async throws -> DeliveryResult {
             try await h.route("sendMessage", [response])
             let results = await h.channel.deliver(
@@ -439,7 +433,6 @@ struct TelegramChannelTests {
 
     @Test func rejectedTokenFailsTheWholeBatchAndLogsOnce() async throws {
         let h = try await Harness.make()
-        defer { Task { await h.server.stop() } }
         try await h.route("sendMessage", [.json(401, #"{"ok":false,"error_code":401,"description":"Unauthorized"}"#)])
         let targets = (1...40).map { target(device("d\($0)", chat: .number(Double($0))), "x\($0)") }
         let results = await h.channel.deliver(
@@ -453,7 +446,6 @@ struct TelegramChannelTests {
 
     @Test func transportErrorIsRetryAndTokenStaysOutOfLogsAndReasons() async throws {
         let h = try await Harness.make(api: "https://127.0.0.1:1")
-        defer { Task { await h.server.stop() } }
         let results = await h.channel.deliver(
             DeliveryRequest(notification: Notification(id: "t", title: "t"), targets: [target(device())]))
         #expect(results.first?.outcome == .retry)
@@ -472,7 +464,6 @@ struct TelegramChannelTests {
 
     @Test func staticChatsGetTheFirstBatchOnly() async throws {
         let h = try await Harness.make(chatIds: ["-100500", "1001"])
-        defer { Task { await h.server.stop() } }
         try await h.route("sendMessage", [sent(messageId: 9, chat: 1001)])
         let n = Notification(id: "static-1", title: "hello")
         let results = await h.channel.deliver(DeliveryRequest(notification: n, targets: [target(device())]))
@@ -490,7 +481,6 @@ struct TelegramChannelTests {
 
     @Test func validatesRegistrations() async throws {
         let h = try await Harness.make()
-        defer { Task { await h.server.stop() } }
         _ = try await h.channel.validateRegistration(device(chat: -1_001_234_567_890))
         _ = try await h.channel.validateRegistration(device(chat: "@alerts_channel"))
         await #expect(throws: ValidationError.self) {

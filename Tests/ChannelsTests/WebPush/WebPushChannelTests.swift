@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldHTTP
+import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
@@ -66,26 +67,14 @@ struct WebPushHarness {
     }
 }
 
-func findPython() -> String? {
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    return path.split(separator: ":").map { "\($0)/python3" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-}
-
 /// Runs `executable` with `arguments`, writes `input` (canonical JSON) to its stdin and parses its stdout.
 func runJSONScript(_ executable: String, _ arguments: [String], _ input: JSONValue) throws -> JSONValue {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let stdin = Pipe()
-    let stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input.canonicalBytes))
-    try stdin.fileHandleForWriting.close()
-    let out = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return try JSONValue.parse(Array(out))
+    let r = try Subprocess.run(executable: executable, arguments: arguments, stdin: input.canonicalBytes)
+    do {
+        return try JSONValue.parse(r.stdoutBytes)
+    } catch {
+        throw ValidationError(field: executable, "exited \(r.code) without JSON on stdout: \(r.stderr)")
+    }
 }
 
 /// `Tests/ChannelsTests`.
@@ -93,15 +82,13 @@ let channelsTestsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathCom
 
 /// Runs `Scripts/webpush_check.py` (http_ece + PyJWT) on one recorded request.
 func pythonCheck(_ input: JSONValue) throws -> JSONValue {
-    guard let python = findPython() else { throw ValidationError(field: "python3", "not on PATH") }
     let script = channelsTestsDirectory.appendingPathComponent("Scripts/webpush_check.py")
-    return try runJSONScript(python, [script.path], input)
+    return try runJSONScript("python3", [script.path], input)
 }
 
-@Suite(.serialized) struct WebPushChannelTests {
+@Suite(.serialized, .stopsFakeHTTPServers) struct WebPushChannelTests {
     @Test func registrationValidation() async throws {
         let h = try await WebPushHarness.start()
-        defer { Task { await h.server.stop() } }
         let good = try TestSubscriber(endpoint: "https://push.example.net/p/abc")
         let normalised = try await h.channel.validateRegistration(good.device("d"))
         #expect(normalised.string("vapidKeyId") == (try VAPIDKeyRing.loadOrCreate(from: h.state, now: 0)).newest.id)
@@ -172,7 +159,6 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
 
     @Test func deliversAndPythonDecrypts() async throws {
         let h = try await WebPushHarness.start()
-        defer { Task { await h.server.stop() } }
         try await h.server.route("/push/", [FakeHTTPResponse(status: 201, headers: ["location": "/m/1"])])
         let subscriber = try TestSubscriber(endpoint: h.server.baseURL + "/push/abc")
         let device = try await h.register(subscriber, "laptop")
@@ -226,11 +212,9 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
 
     /// Runs `Scripts/sw_harness.js` with Node on `Examples/web/sw.js`.
     func serviceWorker(_ input: JSONValue) throws -> JSONValue {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        guard
-            let node = path.split(separator: ":").flatMap({ ["\($0)/node", "\($0)/nodejs"] })
-                .first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { throw ValidationError(field: "node", "not on PATH (scripts/install-deps.sh installs nodejs)") }
+        guard let node = Subprocess.find("node") ?? Subprocess.find("nodejs") else {
+            throw ValidationError(field: "node", "not on PATH (scripts/install-deps.sh installs nodejs)")
+        }
         let root = channelsTestsDirectory.deletingLastPathComponent().deletingLastPathComponent()
         let harness = channelsTestsDirectory.appendingPathComponent("Scripts/sw_harness.js")
         return try runJSONScript(node, [harness.path, root.appendingPathComponent("Examples/web/sw.js").path], input)
@@ -239,7 +223,6 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
     @Test("The example service worker shows Herald's decrypted payload, reports each lifecycle event and opens the url")
     func exampleServiceWorker() async throws {
         let h = try await WebPushHarness.start()
-        defer { Task { await h.server.stop() } }
         try await h.server.route("/push/", [FakeHTTPResponse(status: 201, headers: ["location": "/m/1"])])
         let subscriber = try TestSubscriber(endpoint: h.server.baseURL + "/push/sw")
         let device = try await h.register(subscriber, "laptop")
@@ -293,7 +276,6 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
 
     @Test func statusPolicy() async throws {
         let h = try await WebPushHarness.start()
-        defer { Task { await h.server.stop() } }
         let statuses: [(Int, [String: String], String, DeliveryOutcome)] = [
             (201, [:], "", .delivered), (202, [:], "", .delivered),
             (404, [:], #"{"code":404,"errno":102,"error":"Not Found","message":"invalid token"}"#, .dead),
@@ -346,7 +328,6 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
 
     @Test func transportErrorRetriesAndTooLargeFails() async throws {
         let h = try await WebPushHarness.start()
-        defer { Task { await h.server.stop() } }
         let closed = try TestSubscriber(endpoint: "https://127.0.0.1:1/push/x")
         let device = try await h.register(closed, "c")
         let r1 = await h.channel.deliver(
@@ -370,7 +351,6 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
     ])
     func endpointResolvingToPrivateAddressIsRefusedAtConnect(_ host: String) async throws {
         let h = try await WebPushHarness.start(allowHosts: [])
-        defer { Task { await h.server.stop() } }
         try await h.server.route("/push/", [FakeHTTPResponse(status: 201)])
         let s = try TestSubscriber(endpoint: "https://\(host):\(h.server.port)/push/x")
         let r = await h.channel.deliver(
@@ -389,7 +369,6 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
     /// With `allow-hosts` naming the host (as written in the endpoint), it is reached.
     @Test(arguments: ["127.1", "2130706433", "localhost"]) func allowListedHostIsReached(_ host: String) async throws {
         let h = try await WebPushHarness.start(allowHosts: [host])
-        defer { Task { await h.server.stop() } }
         try await h.server.route("/push/", [FakeHTTPResponse(status: 201)])
         let s = try TestSubscriber(endpoint: "https://\(host):\(h.server.port)/push/x")
         let device = try await h.register(s, "p")
@@ -402,7 +381,6 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
 
     @Test func endpointPolicyCheckedBeforeSending() async throws {
         let h = try await WebPushHarness.start()
-        defer { Task { await h.server.stop() } }
         // A device stored earlier (or under another allow-list) pointing at a private host.
         let s = try TestSubscriber(endpoint: "https://192.168.1.5/push/x")
         let r = await h.channel.deliver(
@@ -415,7 +393,6 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
 
     @Test func rotationKeepsOldSubscriptionsOnTheirKey() async throws {
         let h = try await WebPushHarness.start()
-        defer { Task { await h.server.stop() } }
         try await h.server.route("/push/", [FakeHTTPResponse(status: 201)])
         let oldKey = try h.channel.applicationServerKey()
         let before = try await h.register(try TestSubscriber(endpoint: h.server.baseURL + "/push/old"), "old")
@@ -441,7 +418,6 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         let state = InMemoryChannelState()
         try state.setValue(Array("garbage".utf8), forKey: VAPIDKeyRing.stateKey)
         let h = try await WebPushHarness.start(state: state)
-        defer { Task { await h.server.stop() } }
         let s = try TestSubscriber(endpoint: h.server.baseURL + "/push/x")
         let r = await h.channel.deliver(
             DeliveryRequest(

@@ -14,7 +14,8 @@ is answered by MODE:
     storm-date      503 with `Retry-After: <HTTP-date 3 s from now>`
     storm-huge      429 with `Retry-After: 99999999999999999`
 
-Each request's method and path is appended to the log file as one line.
+Each request's method and path is appended to the log file as one line. With `--mode-file F`,
+the mode is re-read from F (when it exists) for every request, so a test can change it live.
 """
 import argparse
 import email.utils
@@ -58,13 +59,24 @@ def answer(conn, status, reason, body, headers=()):
     conn.sendall(head.encode() + b"\r\n" + body)
 
 
-def serve(conn, mode, log, lock):
+def current_mode(mode, mode_file):
+    if mode_file:
+        try:
+            with open(mode_file) as f:
+                return f.read().strip() or mode
+        except OSError:
+            pass
+    return mode
+
+
+def serve(conn, initial_mode, mode_file, log, lock):
     try:
         while True:
             request = read_request(conn)
             if request is None:
                 return
             method, path = request
+            mode = current_mode(initial_mode, mode_file)
             with lock:
                 log.write(f"{method} {path}\n")
                 log.flush()
@@ -107,6 +119,7 @@ def main():
     parser.add_argument("--cert", required=True)
     parser.add_argument("--key", required=True)
     parser.add_argument("--log", required=True)
+    parser.add_argument("--mode-file", default=None)
     args = parser.parse_args()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
@@ -125,7 +138,7 @@ def main():
         except (OSError, ssl.SSLError):
             raw.close()
             continue
-        threading.Thread(target=serve, args=(conn, args.mode, log, lock), daemon=True).start()
+        threading.Thread(target=serve, args=(conn, args.mode, args.mode_file, log, lock), daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -17,18 +17,23 @@ public struct FakeHTTPServerError: Error, Sendable, CustomStringConvertible {
 /// A loopback HTTPS server for tests: HTTP/2 over TLS (ALPN `h2`) and HTTP/1.1 on `127.0.0.1`, with a
 /// freshly generated CA and server certificate (SAN `IP:127.0.0.1`, `DNS:localhost`).
 ///
-/// The server is a small Python script (needs `python3` on `PATH` with the `h2` and `cryptography` packages)
-/// run as a child process and driven with JSON lines over its stdin/stdout. Requests are answered
-/// concurrently, so many delayed streams can be in flight on one HTTP/2 connection.
+/// The server is a small Python script, `fake_http_server.py`, shipped as a resource of this module
+/// (``scriptURL()``; needs `python3` on `PATH` with the `h2` and `cryptography` packages). It runs as a
+/// child process driven with JSON lines over its stdin/stdout. Requests are answered concurrently, so many
+/// delayed streams can be in flight on one HTTP/2 connection.
 ///
 /// ```swift
-/// let server = try await FakeHTTPServer.start()
-/// try await server.route("/3/device/", [.json(200, "{}", headers: ["apns-id": "1"])])
-/// let client = try HTTPClient(configuration: .init(caFile: server.caFile))
-/// _ = try await client.send(HTTPRequest(url: server.baseURL + "/3/device/abc"))
-/// let recorded = try await server.requests()
-/// await server.stop()
+/// try await withFakeHTTPServer { server in
+///     try await server.route("/3/device/", [.json(200, "{}", headers: ["apns-id": "1"])])
+///     let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+///     _ = try await client.send(HTTPRequest(url: server.baseURL + "/3/device/abc"))
+///     let recorded = try await server.requests()
+/// }
 /// ```
+///
+/// Stop every server and wait for it: ``withFakeHTTPServer(http2:_:)`` does, and so does the
+/// ``Testing/Trait/stopsFakeHTTPServers`` trait for every server a test starts. A server that is only
+/// released is killed without waiting for it.
 ///
 /// Starting a server sets `SIGPIPE` to be ignored in this process, so that writing to a dead child fails
 /// with an error instead of killing the test runner.
@@ -62,23 +67,16 @@ public final class FakeHTTPServer: Sendable {
     /// - Throws: ``FakeHTTPServerError`` when `python3` is missing or the script fails to start.
     public static func start(http2: Bool = true) async throws -> FakeHTTPServer {
         signal(SIGPIPE, SIG_IGN)
-        let environment = ProcessInfo.processInfo.environment
-        let searchPath = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
-        guard
-            let python = searchPath.map({ "\($0)/python3" }).first(where: {
-                FileManager.default.isExecutableFile(atPath: $0)
-            })
-        else { throw FakeHTTPServerError("python3 not found on PATH") }
+        guard let python = Subprocess.find("python3") else { throw FakeHTTPServerError("python3 not found on PATH") }
+        let script = try scriptURL()
 
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("herald-fake-http-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let scriptURL = directory.appendingPathComponent("fake_http_server.py")
-        try Data(script.utf8).write(to: scriptURL)
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-u", scriptURL.path, directory.path, http2 ? "http2" : "http1"]
+        process.arguments = ["-u", script.path, directory.path, http2 ? "http2" : "http1"]
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input
@@ -90,7 +88,7 @@ public final class FakeHTTPServer: Sendable {
             channel.receive(data)
         }
         do {
-            try process.run()
+            try Subprocess.start(process)
         } catch {
             try? FileManager.default.removeItem(at: directory)
             throw FakeHTTPServerError("could not run \(python): \(error)")
@@ -100,12 +98,25 @@ public final class FakeHTTPServer: Sendable {
             guard let port = ready.port, let ca = ready.ca else {
                 throw FakeHTTPServerError("unexpected start-up line")
             }
-            return FakeHTTPServer(port: port, caFile: ca, channel: channel, directory: directory)
+            let server = FakeHTTPServer(port: port, caFile: ca, channel: channel, directory: directory)
+            FakeHTTPServerScope.current?.adopt(server)
+            return server
         } catch {
             channel.terminate(wait: true)
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
+    }
+
+    /// The Python server script, shipped as a resource of this module: it can be linted and run alone
+    /// (`python3 fake_http_server.py DIRECTORY [http2|http1]`; its header describes the control lines).
+    /// - Returns: The file URL of `fake_http_server.py`.
+    /// - Throws: ``FakeHTTPServerError`` when the resource is missing from the bundle.
+    public static func scriptURL() throws -> URL {
+        guard let url = Bundle.module.url(forResource: "fake_http_server", withExtension: "py") else {
+            throw FakeHTTPServerError("fake_http_server.py is missing from the HeraldHTTPTesting resources")
+        }
+        return url
     }
 
     /// Sets the responses for requests whose path starts with `pathPrefix`; the longest matching prefix wins
