@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build demo test bench format lint clean
+.PHONY: deps build demo test test-tsan test-asan fuzz fuzz-smoke bench format lint clean
 
 SWIFT ?= swift
 
@@ -18,6 +18,24 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+# Sanitizers: the whole suite under ThreadSanitizer / AddressSanitizer, each in its own build folder.
+# Suppressions (only for proven false positives, each with its reason) are in scripts/tsan.supp.
+test-tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build-tsan
+	HERALD_TEST_TIME_SCALE=8 TSAN_OPTIONS="second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp" \
+	  $(SWIFT) test --skip-build --sanitize=thread --build-path .build-tsan
+
+test-asan: deps
+	$(SWIFT) build --build-tests --sanitize=address --build-path .build-asan
+	HERALD_TEST_TIME_SCALE=4 ASAN_OPTIONS="detect_leaks=0" $(SWIFT) test --skip-build --sanitize=address --build-path .build-asan
+
+# libFuzzer: every target in Fuzz/ for FUZZ_SECONDS each (default 60); fuzz-smoke is CI's 20 s run.
+fuzz: deps
+	@bash scripts/fuzz.sh
+
+fuzz-smoke: deps
+	@FUZZ_SECONDS=20 bash scripts/fuzz.sh
+
 bench: deps
 	@bash scripts/bench.sh
 
@@ -30,4 +48,4 @@ lint:
 		Sources/HeraldHTTPTesting/Resources/fake_http_server.py Tests/ChannelsTests/Scripts/*.py
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-tsan .build-asan Fuzz/.build Fuzz/.work

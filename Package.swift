@@ -104,7 +104,8 @@ let package = Package(
             dependencies: [
                 "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSync",
                 "NtfyChannel",
-            ]),
+            ],
+            exclude: ["Scripts"]),
         .testTarget(
             name: "ChannelsTests",
             dependencies: ["HeraldChannels", "RouterTesting", "HeraldHTTPTesting", "HeraldSync"],

@@ -10,7 +10,13 @@ struct CLI {
     let home: String
     let config: String
 
+    /// The `herald` built beside this test bundle, so a build in another folder (`make test-tsan`
+    /// uses `.build-tsan`) runs its own binary; `.build/debug/herald` when that cannot be told.
     static var binary: String {
+        if let bundle = Bundle.main.executableURL?.deletingLastPathComponent() {
+            let beside = bundle.appendingPathComponent("herald").path
+            if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/herald").path

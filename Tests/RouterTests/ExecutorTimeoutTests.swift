@@ -89,7 +89,7 @@ import Testing
         let started = ContinuousClock.now
         let report = try await router.send(Notification(title: "nobody answers"))
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed < .seconds(3), "\(elapsed)")
+        #expect(elapsed < TestTiming.bound(.seconds(3)), "\(elapsed)")
         let delivery = try #require(report.deliveries.first)
         #expect(delivery.state == .retry)
         #expect(delivery.reason?.contains("timeout") == true, "\(delivery.reason ?? "")")
@@ -133,14 +133,14 @@ import Testing
         let started = ContinuousClock.now
         let drain = Task { try await router.drain() }
         var okSeen = 0
-        while ContinuousClock.now - started < .seconds(10) {
+        while ContinuousClock.now - started < TestTiming.bound(.seconds(10)) {
             okSeen = try await server.requests().filter { $0.path == "/ok" }.count - notifications
             if okSeen >= notifications { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         let healthyDone = ContinuousClock.now - started
         #expect(okSeen == notifications)
-        #expect(healthyDone < .milliseconds(2_500), "the healthy channel waited \(healthyDone)")
+        #expect(healthyDone < TestTiming.bound(.milliseconds(2_500)), "the healthy channel waited \(healthyDone)")
         _ = try await drain.value
         for i in 0..<notifications {
             let history = try #require(try router.history(id: "n\(i)").first)
@@ -171,14 +171,14 @@ import Testing
         let started = ContinuousClock.now
         let drain = Task { try await router.drain() }
         var okSeen = 0
-        while ContinuousClock.now - started < .seconds(10) {
+        while ContinuousClock.now - started < TestTiming.bound(.seconds(10)) {
             okSeen = try await server.requests().filter { $0.path == "/ok" }.count
             if okSeen >= notifications { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         let healthyDone = ContinuousClock.now - started
         #expect(okSeen == notifications)
-        #expect(healthyDone < .milliseconds(2_500), "the healthy channel waited \(healthyDone)")
+        #expect(healthyDone < TestTiming.bound(.milliseconds(2_500)), "the healthy channel waited \(healthyDone)")
         _ = try await drain.value
         await router.shutdown()
     }
@@ -222,7 +222,7 @@ import Testing
         clock.advance(by: .seconds(7_200))  // now it is
         let dueAt = ContinuousClock.now
         var okRequests = 0
-        while ContinuousClock.now - dueAt < .seconds(12) {
+        while ContinuousClock.now - dueAt < TestTiming.bound(.seconds(12)) {
             okRequests = try await server.requests().filter { $0.path == "/ok" }.count
             if okRequests >= 2 { break }
             try await Task.sleep(for: .milliseconds(50))
@@ -230,7 +230,8 @@ import Testing
         let waited = ContinuousClock.now - dueAt
         #expect(okRequests == 2)
         // One pass of the backlog takes 4 rounds of 2 s; a pass within budget ends after one round.
-        #expect(waited < .milliseconds(4_500), "the healthy retry waited \(waited) behind the backlog")
+        #expect(
+            waited < TestTiming.bound(.milliseconds(4_500)), "the healthy retry waited \(waited) behind the backlog")
         drain.cancel()
         _ = try? await drain.value
         let history = try #require(try router.history(id: healthy.id).first)

@@ -1,0 +1,40 @@
+import Foundation
+
+/// Splits a fuzzer's bytes into the parts of a provider answer: a status, a `Retry-After`
+/// value and a body. Layout: two bytes of status (mod 600), then the `Retry-After` text up to the
+/// first newline, then the body. Every byte string is a valid input.
+public struct FuzzInput: Sendable {
+    /// The HTTP status, 0–599.
+    public let status: Int
+    /// The `Retry-After` header text, nil when empty.
+    public let retryAfter: String?
+    /// The body bytes.
+    public let body: [UInt8]
+    /// The whole input as text (invalid UTF-8 repaired), for text parsers.
+    public let text: String
+
+    /// Reads `size` bytes at `data`.
+    public init(_ data: UnsafePointer<UInt8>, _ size: Int) {
+        let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+        text = String(decoding: bytes, as: UTF8.self)
+        guard bytes.count >= 2 else {
+            status = 200
+            retryAfter = nil
+            body = bytes
+            return
+        }
+        status = (Int(bytes[0]) << 8 | Int(bytes[1])) % 600
+        let rest = bytes.dropFirst(2)
+        if let newline = rest.firstIndex(of: 10) {
+            let header = String(decoding: rest[rest.startIndex..<newline], as: UTF8.self)
+            retryAfter = header.isEmpty ? nil : header
+            body = Array(rest[(newline + 1)...])
+        } else {
+            retryAfter = nil
+            body = Array(rest)
+        }
+    }
+
+    /// A fixed clock reading, so runs are reproducible.
+    public static let now = Date(timeIntervalSince1970: 1_800_000_000)
+}

@@ -1,0 +1,13 @@
+import ChannelAPI
+import FuzzInput
+
+/// libFuzzer entry: a device registration is parsed and validated, or refused with a
+/// `ValidationError`; never a trap.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzDevice(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = FuzzInput(data, size)
+    if let device = try? Device(jsonText: input.text) {
+        _ = try? Device.validate(device)
+    }
+    return 0
+}

@@ -1,0 +1,23 @@
+import ChannelAPI
+import FuzzInput
+
+@testable import RelayChannel
+
+private let target = DeliveryTarget(
+    device: Device(deviceId: "d1", platform: "ios", fields: ["token": "t1"]), deliveryId: "n1:d1")
+
+/// libFuzzer entry: the relays' answer classifiers (hapi, Home Assistant, openchamber), fed a
+/// status, a `Retry-After` and a body. Each must give exactly one result per target.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzRelayResponse(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = FuzzInput(data, size)
+    let retryAfter = input.retryAfter.flatMap { RetryAfter.parse($0, now: FuzzInput.now) }
+    _ = HapiRelay.classify(target, status: input.status, body: input.body, retryAfter: retryAfter)
+    _ = HomeAssistantRelay.classify(
+        target, status: input.status, body: input.body, now: FuzzInput.now, retryAfter: retryAfter)
+    _ = OpenChamberSigning.parseResults(input.body)
+    let results = OpenChamberSigning.classify(
+        byToken: ["t1": [target]], status: input.status, body: input.body, retryAfter: retryAfter)
+    precondition(results.count == 1, "openchamber classify: \(results.count) results for 1 target")
+    return 0
+}
