@@ -1,6 +1,5 @@
 import ChannelAPI
 import Foundation
-import HeraldHTTP
 
 /// An example channel module built outside the built-in set: publishes to an ntfy server
 /// (https://ntfy.sh or self-hosted). Each registered device of platform `ntfy` carries a `topic`.
@@ -22,7 +21,7 @@ public struct NtfyChannel: Channel {
     /// The ntfy server base URL.
     public let server: String
     let token: String?
-    let http: HTTPClient
+    let http: any HTTPTransport
     let logger: ChannelLogger
 
     /// The factory, registered under `type: ntfy`, serving platform `ntfy`.

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldHTTP
 
 /// Reading a provider's "try again later" signal.
 ///

@@ -1,7 +1,6 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 import HeraldSync
 
 /// `type: apns`: Apple Push Notification service over HTTP/2 with token (ES256 JWT) auth.
@@ -29,7 +28,7 @@ public final class APNsChannel: Channel {
 
     let builder: APNsPayloadBuilder
     let tokens: APNsTokenProvider
-    let http: HTTPClient
+    let http: any HTTPTransport
     let clock: any HeraldClock
     let random: any RandomSource
     let logger: ChannelLogger
@@ -38,7 +37,7 @@ public final class APNsChannel: Channel {
     private let warm = Locked<Set<APNsEnvironment>>([])
 
     /// The factory registered under `apns`; serves `ios` devices. Reads the `.p8` key at config time.
-    public static let factory = ChannelFactory(type: "apns", defaultPlatforms: ["ios"]) {
+    public static let factory = ChannelFactory(type: "apns", defaultPlatforms: ["ios"], platforms: [APNsPlatform.descriptor]) {
         config, context throws(ConfigError) in
         guard let keyPath = try config.path("key-p8"), !keyPath.isEmpty else {
             throw config.error(at: "key-p8", "channel \(config.name): missing required key 'key-p8'")
@@ -116,24 +115,12 @@ public final class APNsChannel: Channel {
 
     // MARK: Registration
 
-    /// Accepts `ios` devices with a hex token; with `encryption: hapi-v1` a device must carry a
-    /// base64 `pushKey` of exactly 32 bytes.
+    /// With `encryption: hapi-v1` a device must carry a `pushKey`. The `ios` fields themselves (hex
+    /// token, `environment`, the pushKey's format) are checked once, by ``APNsPlatform/descriptor``,
+    /// before this is called.
     public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
-        guard let token = device.token, !token.isEmpty, token.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
-            throw ValidationError(field: "token", "must be the APNs device token in hex")
-        }
-        if let env = device.fields["environment"], !env.isNull {
-            guard let s = env.stringValue, APNsEnvironment(rawValue: s) != nil else {
-                throw ValidationError(field: "environment", "must be production or sandbox")
-            }
-        }
-        if configuration.encryption == .hapiV1 {
-            guard let key = device.string("pushKey") else {
-                throw ValidationError(field: "pushKey", "required by encryption hapi-v1: base64 of exactly 32 bytes")
-            }
-            guard let bytes = try? Base64.decode(key), bytes.count == 32 else {
-                throw ValidationError(field: "pushKey", "must be base64 of exactly 32 bytes")
-            }
+        if configuration.encryption == .hapiV1, device.string("pushKey") == nil {
+            throw ValidationError(field: "pushKey", "required by encryption hapi-v1: base64 of exactly 32 bytes")
         }
         return device
     }

@@ -1,7 +1,6 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 
 /// `type: fcm`: Firebase Cloud Messaging HTTP v1 for `phone` and `wear` devices.
 ///
@@ -30,13 +29,13 @@ public struct FCMChannel: Channel {
     public let builder: FCMMessageBuilder
     /// The access-token cache.
     public let tokens: FCMTokenProvider
-    let http: HTTPClient
+    let http: any HTTPTransport
     let clock: any HeraldClock
     let random: any RandomSource
     let logger: ChannelLogger
 
     /// The factory registered under `fcm`, serving `phone` and `wear`.
-    public static let factory = ChannelFactory(type: "fcm", defaultPlatforms: ["phone", "wear"]) {
+    public static let factory = ChannelFactory(type: "fcm", defaultPlatforms: ["phone", "wear"], platforms: FCMPlatforms.all) {
         config, context throws(ConfigError) in
         guard let path = try config.path("service-account"), !path.isEmpty else {
             throw config.error(at: "service-account", "channel \(config.name): missing required key 'service-account'")
@@ -86,22 +85,6 @@ public struct FCMChannel: Channel {
 
     /// `{endpoint}/v1/projects/{project}/messages:send`.
     public var sendURL: String { "\(endpoint)/v1/projects/\(account.projectId)/messages:send" }
-
-    /// Checks a `phone`/`wear` registration: a token, and a valid pushKey when one is given.
-    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
-        guard let token = device.token, !token.isEmpty, token.utf8.count <= 4096 else {
-            throw ValidationError(field: "token", "required: the FCM registration token")
-        }
-        guard !token.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw ValidationError(field: "token", "must not contain spaces or control characters")
-        }
-        if device.fields["pushKey"] != nil {
-            guard let s = device.string("pushKey"), let key = try? Base64.decode(s), key.count == 32 else {
-                throw ValidationError(field: "pushKey", "must be base64 of exactly 32 bytes")
-            }
-        }
-        return device
-    }
 
     /// Sends the notification to every target, up to ``maximumInFlight`` at once.
     public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {

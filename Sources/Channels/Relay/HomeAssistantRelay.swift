@@ -1,7 +1,6 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 import HeraldSodium
 
 /// `protocol: home-assistant`: POSTs what Home Assistant's `notify.mobile_app_*` posts to the

@@ -1,7 +1,6 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 
 /// `protocol: pulse`: Live Activities through Pulse Relay,
 /// `POST {current-relay}/v1/devices/{relayDeviceId}/push`, signed with the device's pushKey.

@@ -1,7 +1,6 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 import HeraldSync
 
 /// `type: webpush`: RFC 8030 push with RFC 8291 (`aes128gcm`) encryption and RFC 8292 VAPID.
@@ -14,7 +13,7 @@ import HeraldSync
 public struct WebPushChannel: Channel, VAPIDKeyProviding {
     /// The checked configuration.
     public let settings: WebPushSettings
-    let http: HTTPClient
+    let http: any HTTPTransport
     let clock: any HeraldClock
     let random: any RandomSource
     let logger: ChannelLogger
@@ -26,7 +25,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     static let maxInFlight = 128
 
     /// The factory registered under `webpush`, serving platform `web`.
-    public static let factory = ChannelFactory(type: "webpush", defaultPlatforms: ["web"]) {
+    public static let factory = ChannelFactory(type: "webpush", defaultPlatforms: ["web"], platforms: [WebPushPlatform.descriptor]) {
         config, context throws(ConfigError) in
         WebPushChannel(settings: try WebPushSettings.parse(config), context: context)
     }

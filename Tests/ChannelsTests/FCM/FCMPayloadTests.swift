@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import FCMChannel
 import Foundation
 import HeraldCrypto

@@ -20,7 +20,7 @@ public struct HTTPHeader: Sendable, Hashable {
 extension HTTPHeader {
     /// Whether `a` and `b` are equal after `lowercased()`, without allocating when both are ASCII
     /// (header names practically always are); other strings take the `lowercased()` comparison.
-    static func namesEqual(_ a: String, _ b: String) -> Bool {
+    public static func namesEqual(_ a: String, _ b: String) -> Bool {
         let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { ua in
             b.utf8.withContiguousStorageIfAvailable { ub in asciiNamesEqual(ua, ub) } ?? nil
         }
