@@ -53,7 +53,8 @@ let package = Package(
         // Plugin contract (imports only Foundation), code several channels share, and the core.
         .target(name: "ChannelAPI"),
         .target(name: "ChannelSupport", dependencies: ["ChannelAPI", "HeraldCrypto"]),
-        .target(name: "Router", dependencies: ["ChannelAPI", "HeraldHTTP", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
+        .target(
+            name: "Router", dependencies: ["ChannelAPI", "HeraldHTTP", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
 
         // Built-in channel modules.
         .target(

@@ -24,8 +24,21 @@ public struct NtfyChannel: Channel {
     let http: any HTTPTransport
     let logger: ChannelLogger
 
-    /// The factory, registered under `type: ntfy`, serving platform `ntfy`.
-    public static let factory = ChannelFactory(type: "ntfy", defaultPlatforms: ["ntfy"]) {
+    /// The `ntfy` platform: a device carries one `topic` (1-64 letters, digits, `-` or `_`). Anyone
+    /// who knows a topic on a public server can read it, so the topic is a secret field (redacted in
+    /// listings, scrubbed from results); the address is `ntfy:<topic>`, so a topic registered again
+    /// under another device or namespace moves there, and `unregister(token: "ntfy:<topic>")` removes it.
+    public static let platform = PlatformDescriptor(
+        name: "ntfy", secretFields: ["topic"], address: { $0.string("topic").map { "ntfy:\($0)" } }
+    ) { fields throws(ValidationError) in
+        try fields.allow(["topic"])
+        guard let topic = fields["topic"]?.stringValue, !topic.isEmpty, topic.count <= 64,
+            topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        else { throw ValidationError(field: "topic", "required: 1-64 letters, digits, '-' or '_'") }
+    }
+
+    /// The factory, registered under `type: ntfy`, serving (and declaring) platform `ntfy`.
+    public static let factory = ChannelFactory(type: "ntfy", defaultPlatforms: ["ntfy"], platforms: [platform]) {
         config, context throws(ConfigError) in
         let server = try config.string("server") ?? "https://ntfy.sh"
         guard server.hasPrefix("https://") || server.hasPrefix("http://") else {
@@ -35,14 +48,6 @@ public struct NtfyChannel: Channel {
         return NtfyChannel(
             server: server, token: token, http: context.http,
             logger: context.logger.withSecrets(token.map { [$0] } ?? []))
-    }
-
-    /// Refuses an ntfy device without a valid topic.
-    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
-        guard let topic = device.string("topic"), !topic.isEmpty, topic.count <= 64,
-            topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
-        else { throw ValidationError(field: "topic", "required: 1-64 letters, digits, '-' or '_'") }
-        return device
     }
 
     /// Publishes one message per device (ntfy's JSON publish API).

@@ -1,4 +1,3 @@
-
 /// What the router lends a channel: an HTTP client, a clock, randomness, a redacting logger and a
 /// persistent key/value state area of its own.
 public struct ChannelContext: Sendable {

@@ -20,6 +20,12 @@ public struct ChannelRegistry: Sendable {
         for p in factory.platforms { descriptors[p.name] = p }
     }
 
+    /// Adds (or replaces) a platform declaration without a factory: for a registry whose factories
+    /// serve platforms another module declares (a test double standing in for a built-in channel).
+    public mutating func register(platform: PlatformDescriptor) {
+        descriptors[platform.name] = platform
+    }
+
     /// The factory for `type`.
     public func factory(for type: String) -> ChannelFactory? { factories[type] }
 
@@ -29,8 +35,8 @@ public struct ChannelRegistry: Sendable {
     /// The descriptor of `platform`, when a registered module declares it.
     public func platform(_ platform: String) -> PlatformDescriptor? { descriptors[platform] }
 
-    /// Declared platform names, sorted.
-    public var platforms: [String] { descriptors.keys.sorted() }
+    /// Every declared platform, sorted by name.
+    public var platforms: [PlatformDescriptor] { descriptors.values.sorted { $0.name < $1.name } }
 
     /// Checks `device` (generic rules, then its platform's descriptor) and returns it with its
     /// ``Device/address`` derived. A platform no module declares keeps its fields as given, and its

@@ -55,14 +55,16 @@ public struct DeliveryResult: Sendable, Equatable {
         _ target: DeliveryTarget, status: Int? = nil, providerMessageId: String? = nil, details: [String: String] = [:]
     ) -> DeliveryResult {
         DeliveryResult(
-            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform, outcome: .delivered, status: status,
+            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
+            outcome: .delivered, status: status,
             providerMessageId: providerMessageId, details: details)
     }
 
     /// The token is gone; the device will be removed.
     public static func dead(_ target: DeliveryTarget, status: Int? = nil, reason: String) -> DeliveryResult {
         DeliveryResult(
-            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform, outcome: .dead, status: status,
+            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
+            outcome: .dead, status: status,
             reason: reason)
     }
 
@@ -71,14 +73,16 @@ public struct DeliveryResult: Sendable, Equatable {
         _ target: DeliveryTarget, status: Int? = nil, reason: String, retryAfter: Duration? = nil
     ) -> DeliveryResult {
         DeliveryResult(
-            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform, outcome: .retry, status: status,
+            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
+            outcome: .retry, status: status,
             reason: reason, retryAfter: retryAfter)
     }
 
     /// Permanent failure for this message; the device is kept.
     public static func failed(_ target: DeliveryTarget, status: Int? = nil, reason: String) -> DeliveryResult {
         DeliveryResult(
-            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform, outcome: .failed, status: status,
+            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
+            outcome: .failed, status: status,
             reason: reason)
     }
 }

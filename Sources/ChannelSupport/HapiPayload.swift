@@ -1,5 +1,5 @@
-import Foundation
 import ChannelAPI
+import Foundation
 import HeraldCrypto
 
 /// hapi's native data contract, shared by the APNs, FCM and relay channels: the flat string map

@@ -37,7 +37,9 @@ public final class APNsChannel: Channel {
     private let warm = Locked<Set<APNsEnvironment>>([])
 
     /// The factory registered under `apns`; serves `ios` devices. Reads the `.p8` key at config time.
-    public static let factory = ChannelFactory(type: "apns", defaultPlatforms: ["ios"], platforms: [APNsPlatform.descriptor]) {
+    public static let factory = ChannelFactory(
+        type: "apns", defaultPlatforms: ["ios"], platforms: [APNsPlatform.descriptor]
+    ) {
         config, context throws(ConfigError) in
         guard let keyPath = try config.path("key-p8"), !keyPath.isEmpty else {
             throw config.error(at: "key-p8", "channel \(config.name): missing required key 'key-p8'")

@@ -35,7 +35,9 @@ public struct FCMChannel: Channel {
     let logger: ChannelLogger
 
     /// The factory registered under `fcm`, serving `phone` and `wear`.
-    public static let factory = ChannelFactory(type: "fcm", defaultPlatforms: ["phone", "wear"], platforms: FCMPlatforms.all) {
+    public static let factory = ChannelFactory(
+        type: "fcm", defaultPlatforms: ["phone", "wear"], platforms: FCMPlatforms.all
+    ) {
         config, context throws(ConfigError) in
         guard let path = try config.path("service-account"), !path.isEmpty else {
             throw config.error(at: "service-account", "channel \(config.name): missing required key 'service-account'")

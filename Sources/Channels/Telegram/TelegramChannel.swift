@@ -31,7 +31,9 @@ public struct TelegramChannel: Channel {
     static let offsetKey = "updates:offset"
 
     /// The factory registered under `telegram` (platform `telegram`).
-    public static let factory = ChannelFactory(type: "telegram", defaultPlatforms: ["telegram"], platforms: [TelegramPlatform.descriptor]) {
+    public static let factory = ChannelFactory(
+        type: "telegram", defaultPlatforms: ["telegram"], platforms: [TelegramPlatform.descriptor]
+    ) {
         config, context throws(ConfigError) in
         TelegramChannel(configuration: try TelegramConfiguration(config: config), context: context)
     }

@@ -25,7 +25,9 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     static let maxInFlight = 128
 
     /// The factory registered under `webpush`, serving platform `web`.
-    public static let factory = ChannelFactory(type: "webpush", defaultPlatforms: ["web"], platforms: [WebPushPlatform.descriptor]) {
+    public static let factory = ChannelFactory(
+        type: "webpush", defaultPlatforms: ["web"], platforms: [WebPushPlatform.descriptor]
+    ) {
         config, context throws(ConfigError) in
         WebPushChannel(settings: try WebPushSettings.parse(config), context: context)
     }

@@ -371,7 +371,8 @@ struct Executor: Sendable {
             let reason =
                 timedOut ? "timed out after \(bound.milliseconds)ms" : "channel returned no result for this device"
             let synthetic = DeliveryResult(
-                deliveryId: record.id, deviceId: record.deviceId, platform: record.platform, outcome: .retry, reason: reason)
+                deliveryId: record.id, deviceId: record.deviceId, platform: record.platform, outcome: .retry,
+                reason: reason)
             attempts.append(
                 attemptRecord(
                     for: synthetic, record: record, device: device, spec: spec, notification: notification, now: now))

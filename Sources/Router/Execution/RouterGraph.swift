@@ -30,7 +30,8 @@ final class RouterGraph: Sendable {
                 state: store.channelState(spec.name))
             let channel = try factory.make(channelConfig, context)
             try channelConfig.finish()
-            channels[spec.name] = SecretScrubbingChannel(inner: channel, configSecrets: channelConfig.secrets, registry: registry)
+            channels[spec.name] = SecretScrubbingChannel(
+                inner: channel, configSecrets: channelConfig.secrets, registry: registry)
         }
         return RouterGraph(config: config, channels: channels)
     }

@@ -1,6 +1,6 @@
-import ChannelAPI
 import CCurl
 import CHeraldShims
+import ChannelAPI
 
 /// Internal helpers around libcurl that hold no state.
 enum Curl {

@@ -3,6 +3,7 @@ import Foundation
 import HeraldCrypto
 import HeraldHTTP
 import HeraldYAML
+import Router
 import RouterTesting
 
 @testable import APNsChannel

@@ -3,6 +3,7 @@ import FCMChannel
 import Foundation
 import HeraldHTTP
 import HeraldYAML
+import Router
 import RouterTesting
 import Testing
 

@@ -1,6 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldYAML
+import Router
 import RouterTesting
 import Testing
 
