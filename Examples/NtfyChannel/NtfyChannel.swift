@@ -29,13 +29,14 @@ public struct NtfyChannel: Channel {
     /// listings, scrubbed from results); the address is `ntfy:<topic>`, so a topic registered again
     /// under another device or namespace moves there, and `unregister(token: "ntfy:<topic>")` removes it.
     public static let platform = PlatformDescriptor(
-        name: "ntfy", secretFields: ["topic"], address: { $0.string("topic").map { "ntfy:\($0)" } }
-    ) { fields throws(ValidationError) in
-        try fields.allow(["topic"])
-        guard let topic = fields["topic"]?.stringValue, !topic.isEmpty, topic.count <= 64,
-            topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
-        else { throw ValidationError(field: "topic", "required: 1-64 letters, digits, '-' or '_'") }
-    }
+        name: "ntfy", secretFields: ["topic"], address: { $0.string("topic").map { "ntfy:\($0)" } },
+        validate: {
+            fields throws(ValidationError) in
+            try fields.allow(["topic"])
+            guard let topic = fields["topic"]?.stringValue, !topic.isEmpty, topic.count <= 64,
+                topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            else { throw ValidationError(field: "topic", "required: 1-64 letters, digits, '-' or '_'") }
+        })
 
     /// The factory, registered under `type: ntfy`, serving (and declaring) platform `ntfy`.
     public static let factory = ChannelFactory(type: "ntfy", defaultPlatforms: ["ntfy"], platforms: [platform]) {

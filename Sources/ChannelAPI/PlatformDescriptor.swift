@@ -8,11 +8,11 @@
 ///
 /// ```swift
 /// static let platform = PlatformDescriptor(
-///     name: "ntfy", secretFields: ["topic"], address: { $0.string("topic").map { "ntfy:\($0)" } }
-/// ) { fields throws(ValidationError) in
-///     try fields.allow(["topic"])
-///     _ = try fields.requireString("topic", max: 64)
-/// }
+///     name: "ntfy", secretFields: ["topic"], address: { $0.string("topic").map { "ntfy:\($0)" } },
+///     validate: { fields throws(ValidationError) in
+///         try fields.allow(["topic"])
+///         try fields.requireString("topic", max: 64)
+///     })
 /// ```
 public struct PlatformDescriptor: Sendable {
     /// The platform name devices register with (`platform:`).

@@ -9,33 +9,36 @@ public enum RelayPlatforms {
 
     /// `pulse`.
     public static let pulse = PlatformDescriptor(
-        name: "pulse", address: { $0.string("relayDeviceId").map { "pulse:\($0)" } }
-    ) { fields throws(ValidationError) in
-        try fields.allow(["relay", "relayDeviceId", "sourceId", "pushKey", "deviceName"])
-        try fields.requireString("relay")
-        try fields.requireString("relayDeviceId", max: 256)
-        try fields.requireString("sourceId", max: 256)
-        try PushKey.validate(fields["pushKey"], urlSafe: true)
-        try fields.optionalString("deviceName")
-    }
+        name: "pulse", address: { $0.string("relayDeviceId").map { "pulse:\($0)" } },
+        validate: {
+            fields throws(ValidationError) in
+            try fields.allow(["relay", "relayDeviceId", "sourceId", "pushKey", "deviceName"])
+            try fields.requireString("relay")
+            try fields.requireString("relayDeviceId", max: 256)
+            try fields.requireString("sourceId", max: 256)
+            try PushKey.validate(fields["pushKey"], urlSafe: true)
+            try fields.optionalString("deviceName")
+        })
 
     /// `mobile-app`.
-    public static let mobileApp = PlatformDescriptor(name: "mobile-app", address: { $0.token }) {
-        fields throws(ValidationError) in
-        try fields.allow(["pushUrl", "token", "registrationInfo", "secret"])
-        guard let url = fields["pushUrl"]?.stringValue, url.hasPrefix("https://") else {
-            throw ValidationError(field: "pushUrl", "required https URL")
-        }
-        _ = url
-        try fields.requireString("token")
-        guard let info = fields["registrationInfo"]?.objectValue else {
-            throw ValidationError(field: "registrationInfo", "required object {appId, appVersion, osVersion}")
-        }
-        for k in ["appId", "appVersion", "osVersion"] where info[k]?.stringValue == nil {
-            throw ValidationError(field: "registrationInfo.\(k)", "required string")
-        }
-        if fields["secret"] != nil { try validateHomeAssistantSecret(fields["secret"]) }
-    }
+    public static let mobileApp = PlatformDescriptor(
+        name: "mobile-app", address: { $0.token },
+        validate: {
+            fields throws(ValidationError) in
+            try fields.allow(["pushUrl", "token", "registrationInfo", "secret"])
+            guard let url = fields["pushUrl"]?.stringValue, url.hasPrefix("https://") else {
+                throw ValidationError(field: "pushUrl", "required https URL")
+            }
+            _ = url
+            try fields.requireString("token")
+            guard let info = fields["registrationInfo"]?.objectValue else {
+                throw ValidationError(field: "registrationInfo", "required object {appId, appVersion, osVersion}")
+            }
+            for k in ["appId", "appVersion", "osVersion"] where info[k]?.stringValue == nil {
+                throw ValidationError(field: "registrationInfo.\(k)", "required string")
+            }
+            if fields["secret"] != nil { try validateHomeAssistantSecret(fields["secret"]) }
+        })
 
     /// A Home Assistant registration `secret` is exactly 64 hex characters (32 bytes once
     /// hex-decoded), as HA's `secrets.token_hex(32)` creates it.

@@ -5,15 +5,16 @@ import ChannelAPI
 public enum TelegramPlatform {
     /// `telegram`.
     public static let descriptor = PlatformDescriptor(
-        name: "telegram", address: { $0.chatIdString.map { "telegram:\($0)" } }
-    ) { fields throws(ValidationError) in
-        try fields.allow(["chatId"])
-        switch fields["chatId"] {
-        case .string(let s) where !s.isEmpty: break
-        case .number where fields["chatId"]?.intValue != nil: break
-        default: throw ValidationError(field: "chatId", "required: a chat id number or @channelname string")
-        }
-    }
+        name: "telegram", address: { $0.chatIdString.map { "telegram:\($0)" } },
+        validate: {
+            fields throws(ValidationError) in
+            try fields.allow(["chatId"])
+            switch fields["chatId"] {
+            case .string(let s) where !s.isEmpty: break
+            case .number where fields["chatId"]?.intValue != nil: break
+            default: throw ValidationError(field: "chatId", "required: a chat id number or @channelname string")
+            }
+        })
 }
 
 extension Device {
