@@ -107,6 +107,8 @@ let package = Package(
         .testTarget(name: "HeraldSodiumTests", dependencies: ["HeraldSodium"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"]),
         .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport", "HeraldCrypto"]),
+        // Reads Package.swift and the sources: the layering rules of docs/architecture.md.
+        .testTarget(name: "ModuleGraphTests"),
         .testTarget(
             name: "RouterTests",
             dependencies: ["Router", "RouterTesting", "HeraldChannels", "HeraldHTTP", "HeraldSync", "NtfyChannel"]),
