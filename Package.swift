@@ -58,7 +58,7 @@ let package = Package(
 
         // Built-in channel modules.
         .target(
-            name: "WebPushChannel", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"],
+            name: "WebPushChannel", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
             path: "Sources/Channels/WebPush"),
         .target(
             name: "FCMChannel", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto"],

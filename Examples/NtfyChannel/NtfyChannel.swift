@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 
 /// An example channel module built outside the built-in set: publishes to an ntfy server
@@ -56,18 +57,15 @@ public struct NtfyChannel: Channel {
     /// Every request is built first, then the whole batch goes to the HTTP client at once (at most 32
     /// in flight, kept full by the event loop), and the answers are classified afterwards.
     public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
-        var results = [DeliveryResult?](repeating: nil, count: request.targets.count)
-        var sending: [(index: Int, request: HTTPRequest)] = []
-        for (i, target) in request.targets.enumerated() {
-            if let built = publishRequest(request.notification, to: target) {
-                sending.append((i, built))
-            } else {
-                results[i] = .failed(target, reason: "device has no topic")
-            }
-        }
-        let answers = await http.send(all: sending.map(\.request), maxInFlight: 32)
-        for ((i, _), answer) in zip(sending, answers) { results[i] = classify(answer, request.targets[i]) }
-        return zip(request.targets, results).map { t, r in r ?? .retry(t, reason: "not attempted") }
+        await DeliveryBatch.deliver(
+            request.targets, over: http, maxInFlight: 32,
+            prepare: { target -> DeliveryBatch.Preparation<Void> in
+                guard let built = publishRequest(request.notification, to: target) else {
+                    return .result(.failed(target, reason: "device has no topic"))
+                }
+                return .send(built, ())
+            },
+            classify: { target, _, answer in classify(answer, target) })
     }
 
     func publishRequest(_ n: ChannelAPI.Notification, to target: DeliveryTarget) -> HTTPRequest? {

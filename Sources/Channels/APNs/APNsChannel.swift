@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
 import HeraldSync
@@ -164,7 +165,7 @@ public final class APNsChannel: Channel {
                 if sent.configError, let reason = sent.result.reason { configErrors[reason, default: 0] += 1 }
             }
         }
-        let final = zip(request.targets, results).map { t, r in r ?? .retry(t, reason: "not attempted") }
+        let final = DeliveryBatch.complete(request.targets, results)
         reportConfigErrors(configErrors, final)
         return final
     }
@@ -212,47 +213,45 @@ public final class APNsChannel: Channel {
             case .failure(let failed): out.append((i, Sent(result: failed.result)))
             }
         }
-        var token = initial
-        var renewed = false
-        while !pending.isEmpty {
-            let requests = pending.map { o in
-                HTTPRequest(
-                    method: "POST", url: o.url, headers: prepared.headers(apnsID: o.apnsID, providerToken: token.jwt),
-                    body: o.body, maxResponseBytes: 64 * 1024)
-            }
-            let responses = await http.send(all: requests, maxInFlight: APNsChannel.maxConcurrentRequests)
-            var expired: [(Outgoing, Int?)] = []
-            var accepted: Set<APNsEnvironment> = []
-            for (o, response) in zip(pending, responses) {
-                if case .success(let r) = response, r.status != 403 { accepted.insert(o.environment) }
-                switch answer(o, response, prepared) {
-                case .done(let sent): out.append((o.index, sent))
-                case .expired(let status): expired.append((o, status))
+        let sent = await CredentialRenewal.send(
+            pending, with: initial,
+            send: { batch, token in
+                let requests = batch.map { o in
+                    HTTPRequest(
+                        method: "POST", url: o.url,
+                        headers: prepared.headers(apnsID: o.apnsID, providerToken: token.jwt), body: o.body,
+                        maxResponseBytes: 64 * 1024)
                 }
-            }
-            if !accepted.isEmpty { warm.withLock { $0.formUnion(accepted) } }
-            pending = []
-            guard !expired.isEmpty else { break }
-            var failure: String?
-            if renewed {
-                failure = "ExpiredProviderToken (again after renewing)"
-            } else {
-                renewed = true
-                do {
-                    token = try tokens.token(replacing: token.jwt)
+                let responses = await http.send(all: requests, maxInFlight: APNsChannel.maxConcurrentRequests)
+                var accepted: Set<APNsEnvironment> = []
+                var answers: [(Outgoing, CredentialRenewal.Answer<(Int, Sent), Int?>)] = []
+                answers.reserveCapacity(batch.count)
+                for (o, response) in zip(batch, responses) {
+                    if case .success(let r) = response, r.status != 403 { accepted.insert(o.environment) }
+                    switch answer(o, response, prepared) {
+                    case .done(let sent): answers.append((o, .done((o.index, sent))))
+                    case .expired(let status): answers.append((o, .rejected(status)))
+                    }
+                }
+                if !accepted.isEmpty { warm.withLock { $0.formUnion(accepted) } }
+                return answers
+            },
+            renew: { token -> Result<APNsProviderToken, CryptoError> in
+                do throws(CryptoError) {
+                    return .success(try tokens.token(replacing: token.jwt))
                 } catch {
-                    failure = "ExpiredProviderToken; renewing failed: \(error.message)"
+                    return .failure(error)
                 }
-            }
-            if let failure {
-                for (o, status) in expired {
-                    out.append(
-                        (o.index, Sent(result: .failed(o.target, status: status, reason: failure), configError: true)))
-                }
-                break
-            }
-            pending = expired.map(\.0)
-        }
+            },
+            giveUp: { o, status, why in
+                let failure =
+                    switch why {
+                    case .rejectedAgain: "ExpiredProviderToken (again after renewing)"
+                    case .renewalFailed(let error): "ExpiredProviderToken; renewing failed: \(error.message)"
+                    }
+                return (o.index, Sent(result: .failed(o.target, status: status, reason: failure), configError: true))
+            })
+        out += sent
         return out
     }
 

@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
 
@@ -165,44 +166,35 @@ public struct FCMChannel: Channel {
     /// Requests are built and answers classified here, on the calling task; the event loop only drives
     /// the transfers.
     func send(_ ready: [(DeliveryTarget, [UInt8])], token: FCMAccessToken) async -> [DeliveryResult] {
-        var out: [DeliveryResult] = []
-        out.reserveCapacity(ready.count)
-        var pending = ready
-        var current = token
-        var refreshed = false
-        while !pending.isEmpty {
-            // Every request of the batch carries the same headers.
-            let headers = [
-                HTTPHeader("authorization", "Bearer \(current.value)"),
-                HTTPHeader("content-type", "application/json; charset=utf-8"),
-            ]
-            let requests = pending.map { HTTPRequest(method: "POST", url: sendURL, headers: headers, body: $0.1) }
-            let responses = await http.send(all: requests, maxInFlight: FCMChannel.maximumInFlight)
-            var rejected: [((DeliveryTarget, [UInt8]), Int, String)] = []
-            for (item, response) in zip(pending, responses) {
-                switch answer(item.0, response) {
-                case .result(let r): out.append(r)
-                case .unauthenticated(let status, let reason): rejected.append((item, status, reason))
+        await CredentialRenewal.send(
+            ready, with: token,
+            send: { batch, current in
+                // Every request of the batch carries the same headers.
+                let headers = [
+                    HTTPHeader("authorization", "Bearer \(current.value)"),
+                    HTTPHeader("content-type", "application/json; charset=utf-8"),
+                ]
+                let requests = batch.map { HTTPRequest(method: "POST", url: sendURL, headers: headers, body: $0.1) }
+                let responses = await http.send(all: requests, maxInFlight: FCMChannel.maximumInFlight)
+                return zip(batch, responses).map {
+                    item, response -> (
+                        (DeliveryTarget, [UInt8]), CredentialRenewal.Answer<DeliveryResult, (Int, String)>
+                    )
+                    in
+                    switch answer(item.0, response) {
+                    case .result(let r): return (item, .done(r))
+                    case .unauthenticated(let status, let reason): return (item, .rejected((status, reason)))
+                    }
                 }
-            }
-            pending = []
-            guard !rejected.isEmpty else { break }
-            if refreshed {
-                for (item, status, reason) in rejected {
-                    out.append(.failed(item.0, status: status, reason: "\(reason) (after a token refresh)"))
+            },
+            renew: { current in await tokens.token(rejecting: current.value) },
+            giveUp: { item, rejection, why in
+                switch why {
+                case .rejectedAgain:
+                    return .failed(item.0, status: rejection.0, reason: "\(rejection.1) (after a token refresh)")
+                case .renewalFailed(let e): return FCMChannel.result(for: e, item.0)
                 }
-                break
-            }
-            refreshed = true
-            switch await tokens.token(rejecting: current.value) {
-            case .success(let t):
-                current = t
-                pending = rejected.map(\.0)
-            case .failure(let e):
-                out.append(contentsOf: rejected.map { FCMChannel.result(for: e, $0.0.0) })
-            }
-        }
-        return out
+            })
     }
 
     /// Classifies one answer (or transport error).
