@@ -85,7 +85,8 @@ let package = Package(
             path: "Sources/Channels/HeraldChannels"),
 
         // Fakes for channel authors and our own tests.
-        .target(name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP", "HeraldSync"]),
+        .target(
+            name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP", "HeraldSync", "HeraldYAML"]),
 
         // Executables.
         .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels"]),
@@ -106,7 +107,7 @@ let package = Package(
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
         .testTarget(name: "HeraldSodiumTests", dependencies: ["HeraldSodium"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"]),
-        .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport", "HeraldCrypto"]),
+        .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport", "HeraldCrypto", "RouterTesting"]),
         // Reads Package.swift and the sources: the layering rules of docs/architecture.md.
         .testTarget(name: "ModuleGraphTests"),
         .testTarget(
