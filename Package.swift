@@ -54,7 +54,8 @@ let package = Package(
         .target(name: "ChannelAPI"),
         .target(name: "ChannelSupport", dependencies: ["ChannelAPI", "HeraldCrypto"]),
         .target(
-            name: "Router", dependencies: ["ChannelAPI", "HeraldHTTP", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
+            name: "Router",
+            dependencies: ["ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
 
         // Built-in channel modules.
         .target(
@@ -71,10 +72,10 @@ let package = Package(
             dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSodium", "HeraldSync"],
             path: "Sources/Channels/Relay"),
         .target(
-            name: "TelegramChannel", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"],
+            name: "TelegramChannel", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
             path: "Sources/Channels/Telegram"),
         .target(
-            name: "SinkChannels", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"],
+            name: "SinkChannels", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
             path: "Sources/Channels/Sinks"),
         .target(
             name: "HeraldChannels",

@@ -1,3 +1,4 @@
+import ChannelAPI
 import Foundation
 
 /// Reading a provider's "try again later" signal.
