@@ -58,17 +58,6 @@ public struct TelegramChannel: Channel {
         return [token, String(token[token.index(after: colon)...])]
     }
 
-    // MARK: - Registration
-
-    /// Accepts a `chatId` that is a numeric chat id or an `@channelname`.
-    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
-        guard device.platform == "telegram" || device.fields["chatId"] != nil else { return device }
-        guard TelegramChatID(device: device) != nil else {
-            throw ValidationError(field: "chatId", "must be a numeric chat id or an @channelname")
-        }
-        return device
-    }
-
     // MARK: - Sending
 
     /// Sends the notification to every target's chat and, on the first batch of a notification, to

@@ -1,7 +1,7 @@
 import ChannelAPI
 
-/// The platform the Telegram module declares: `telegram`, a `chatId` (a number or an `@channel`
-/// name); its address is `telegram:<chat id>`.
+/// The platform the Telegram module declares: `telegram`, a `chatId` (a numeric chat id below 2^53
+/// or an `@channelname`, checked once here); its address is `telegram:<chat id>`.
 public enum TelegramPlatform {
     /// `telegram`.
     public static let descriptor = PlatformDescriptor(
@@ -9,10 +9,14 @@ public enum TelegramPlatform {
         validate: {
             fields throws(ValidationError) in
             try fields.allow(["chatId"])
+            let text: String
             switch fields["chatId"] {
-            case .string(let s) where !s.isEmpty: break
-            case .number where fields["chatId"]?.intValue != nil: break
+            case .string(let s) where !s.isEmpty: text = s
+            case .number where fields["chatId"]?.intValue != nil: text = String(fields["chatId"]?.intValue ?? 0)
             default: throw ValidationError(field: "chatId", "required: a chat id number or @channelname string")
+            }
+            guard TelegramChatID(text) != nil else {
+                throw ValidationError(field: "chatId", "must be a numeric chat id or an @channelname")
             }
         })
 }
