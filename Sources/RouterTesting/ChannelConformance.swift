@@ -1,7 +1,5 @@
 import ChannelAPI
 import Foundation
-import HeraldYAML
-import Router
 
 /// Checks a channel module against the rules of the contract (docs/channels.md), over an
 /// in-process ``ScriptedTransport``:
@@ -200,14 +198,9 @@ public struct ChannelConformance: Sendable {
         (channel: any Channel, secrets: [String]), Violation
     > {
         do throws(any Error) {
-            guard let yaml = try YAMLParser.parse(config) else {
-                return .failure(Violation(rule: "no-throw", message: "the config is empty"))
-            }
-            let channelConfig = try ChannelConfig(
-                name: factory.type,
-                node: ConfigNode(
-                    yaml: yaml, file: "conformance.yaml", environment: environment, baseDirectory: baseDirectory),
-                allowHosts: allowHosts)
+            let channelConfig = try TestConfig.channel(
+                config, name: factory.type, file: "conformance.yaml", environment: environment,
+                baseDirectory: baseDirectory, allowHosts: allowHosts)
             let clock = ManualClock()
             let context = ChannelContext(
                 name: factory.type, http: transport, clock: clock, random: FixedRandom(),
