@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ChannelAPI", targets: ["ChannelAPI"]),
+        .library(name: "ChannelSupport", targets: ["ChannelSupport"]),
         .library(name: "Router", targets: ["Router"]),
         .library(name: "HeraldChannels", targets: ["HeraldChannels"]),
         .library(name: "RouterTesting", targets: ["RouterTesting"]),
@@ -40,7 +41,7 @@ let package = Package(
             name: "HeraldCrypto", dependencies: ["COpenSSL", "CHeraldShims", "HeraldSodium"],
             path: "Sources/Support/HeraldCrypto"),
         .target(
-            name: "HeraldHTTP", dependencies: ["CCurl", "CHeraldShims", "HeraldSync"],
+            name: "HeraldHTTP", dependencies: ["ChannelAPI", "CCurl", "CHeraldShims", "HeraldSync"],
             path: "Sources/Support/HeraldHTTP"),
         .target(
             name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims", "HeraldSync"],
@@ -50,30 +51,44 @@ let package = Package(
         // The one lock type (a POSIX mutex that sanitizers see); no C library of its own.
         .target(name: "HeraldSync", path: "Sources/Support/HeraldSync"),
 
-        // Plugin contract and core.
-        .target(name: "ChannelAPI", dependencies: ["HeraldCrypto", "HeraldHTTP", "HeraldYAML"]),
-        .target(name: "Router", dependencies: ["ChannelAPI", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
+        // Plugin contract (imports only Foundation), code several channels share, and the core.
+        .target(name: "ChannelAPI"),
+        .target(name: "ChannelSupport", dependencies: ["ChannelAPI", "HeraldCrypto"]),
+        .target(
+            name: "Router",
+            dependencies: ["ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
 
         // Built-in channel modules.
-        .target(name: "WebPushChannel", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/WebPush"),
-        .target(name: "FCMChannel", dependencies: ["ChannelAPI"], path: "Sources/Channels/FCM"),
-        .target(name: "APNsChannel", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/APNs"),
         .target(
-            name: "RelayChannel", dependencies: ["ChannelAPI", "HeraldSodium", "HeraldSync"],
+            name: "WebPushChannel", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
+            path: "Sources/Channels/WebPush"),
+        .target(
+            name: "FCMChannel", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto"],
+            path: "Sources/Channels/FCM"),
+        .target(
+            name: "APNsChannel", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
+            path: "Sources/Channels/APNs"),
+        .target(
+            name: "RelayChannel",
+            dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSodium", "HeraldSync"],
             path: "Sources/Channels/Relay"),
         .target(
-            name: "TelegramChannel", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/Telegram"),
-        .target(name: "SinkChannels", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/Sinks"),
+            name: "TelegramChannel", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
+            path: "Sources/Channels/Telegram"),
+        .target(
+            name: "SinkChannels", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
+            path: "Sources/Channels/Sinks"),
         .target(
             name: "HeraldChannels",
             dependencies: [
-                "ChannelAPI", "Router", "SinkChannels", "WebPushChannel", "FCMChannel", "APNsChannel", "RelayChannel",
+                "ChannelAPI", "SinkChannels", "WebPushChannel", "FCMChannel", "APNsChannel", "RelayChannel",
                 "TelegramChannel",
             ],
             path: "Sources/Channels/HeraldChannels"),
 
         // Fakes for channel authors and our own tests.
-        .target(name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP", "HeraldSync"]),
+        .target(
+            name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP", "HeraldSync", "HeraldYAML"]),
         // The loopback HTTP/2 server (its Python is a resource) and the one subprocess runner for tests.
         .target(
             name: "HeraldHTTPTesting", dependencies: ["HeraldSync"],
@@ -83,10 +98,12 @@ let package = Package(
         .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels"]),
         .executableTarget(
             name: "HeraldBench",
-            dependencies: ["HeraldCrypto", "HeraldHTTP", "HeraldSodium", "Router", "HeraldChannels", "RouterTesting"]),
+            dependencies: [
+                "HeraldCrypto", "HeraldHTTP", "HeraldSodium", "Router", "HeraldChannels", "RouterTesting", "ChannelSupport",
+            ]),
 
         // Examples: a channel module built outside the built-in set, and a hub embedding the router.
-        .target(name: "NtfyChannel", dependencies: ["ChannelAPI", "HeraldHTTP"], path: "Examples/NtfyChannel"),
+        .target(name: "NtfyChannel", dependencies: ["ChannelAPI", "ChannelSupport"], path: "Examples/NtfyChannel"),
         .executableTarget(
             name: "EmbeddedHub", dependencies: ["Router", "HeraldChannels", "NtfyChannel"], path: "Examples/EmbeddedHub"
         ),
@@ -99,6 +116,9 @@ let package = Package(
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
         .testTarget(name: "HeraldSodiumTests", dependencies: ["HeraldSodium"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"]),
+        .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport", "HeraldCrypto", "RouterTesting"]),
+        // Reads Package.swift and the sources: the layering rules of docs/architecture.md.
+        .testTarget(name: "ModuleGraphTests"),
         .testTarget(
             name: "RouterTests",
             dependencies: [

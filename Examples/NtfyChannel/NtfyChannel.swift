@@ -1,6 +1,6 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
-import HeraldHTTP
 
 /// An example channel module built outside the built-in set: publishes to an ntfy server
 /// (https://ntfy.sh or self-hosted). Each registered device of platform `ntfy` carries a `topic`.
@@ -22,11 +22,25 @@ public struct NtfyChannel: Channel {
     /// The ntfy server base URL.
     public let server: String
     let token: String?
-    let http: HTTPClient
+    let http: any HTTPTransport
     let logger: ChannelLogger
 
-    /// The factory, registered under `type: ntfy`, serving platform `ntfy`.
-    public static let factory = ChannelFactory(type: "ntfy", defaultPlatforms: ["ntfy"]) {
+    /// The `ntfy` platform: a device carries one `topic` (1-64 letters, digits, `-` or `_`). Anyone
+    /// who knows a topic on a public server can read it, so the topic is a secret field (redacted in
+    /// listings, scrubbed from results); the address is `ntfy:<topic>`, so a topic registered again
+    /// under another device or namespace moves there, and `unregister(token: "ntfy:<topic>")` removes it.
+    public static let platform = PlatformDescriptor(
+        name: "ntfy", secretFields: ["topic"], address: { $0.string("topic").map { "ntfy:\($0)" } },
+        validate: {
+            fields throws(ValidationError) in
+            try fields.allow(["topic"])
+            guard let topic = fields["topic"]?.stringValue, !topic.isEmpty, topic.count <= 64,
+                topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            else { throw ValidationError(field: "topic", "required: 1-64 letters, digits, '-' or '_'") }
+        })
+
+    /// The factory, registered under `type: ntfy`, serving (and declaring) platform `ntfy`.
+    public static let factory = ChannelFactory(type: "ntfy", defaultPlatforms: ["ntfy"], platforms: [platform]) {
         config, context throws(ConfigError) in
         let server = try config.string("server") ?? "https://ntfy.sh"
         guard server.hasPrefix("https://") || server.hasPrefix("http://") else {
@@ -38,31 +52,20 @@ public struct NtfyChannel: Channel {
             logger: context.logger.withSecrets(token.map { [$0] } ?? []))
     }
 
-    /// Refuses an ntfy device without a valid topic.
-    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
-        guard let topic = device.string("topic"), !topic.isEmpty, topic.count <= 64,
-            topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
-        else { throw ValidationError(field: "topic", "required: 1-64 letters, digits, '-' or '_'") }
-        return device
-    }
-
     /// Publishes one message per device (ntfy's JSON publish API).
     ///
     /// Every request is built first, then the whole batch goes to the HTTP client at once (at most 32
     /// in flight, kept full by the event loop), and the answers are classified afterwards.
     public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
-        var results = [DeliveryResult?](repeating: nil, count: request.targets.count)
-        var sending: [(index: Int, request: HTTPRequest)] = []
-        for (i, target) in request.targets.enumerated() {
-            if let built = publishRequest(request.notification, to: target) {
-                sending.append((i, built))
-            } else {
-                results[i] = .failed(target, reason: "device has no topic")
-            }
-        }
-        let answers = await http.send(all: sending.map(\.request), maxInFlight: 32)
-        for ((i, _), answer) in zip(sending, answers) { results[i] = classify(answer, request.targets[i]) }
-        return zip(request.targets, results).map { t, r in r ?? .retry(t, reason: "not attempted") }
+        await DeliveryBatch.deliver(
+            request.targets, over: http, maxInFlight: 32,
+            prepare: { target -> DeliveryBatch.Preparation<Void> in
+                guard let built = publishRequest(request.notification, to: target) else {
+                    return .result(.failed(target, reason: "device has no topic"))
+                }
+                return .send(built, ())
+            },
+            classify: { target, _, answer in classify(answer, target) })
     }
 
     func publishRequest(_ n: ChannelAPI.Notification, to target: DeliveryTarget) -> HTTPRequest? {

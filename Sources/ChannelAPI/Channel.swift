@@ -20,7 +20,7 @@ public struct DeliveryTarget: Sendable, Equatable {
 public struct DeliveryRequest: Sendable {
     /// The notification.
     public var notification: Notification
-    /// The targets; one result is expected per target, in any order, matched by device id.
+    /// The targets; one result is expected per target, in any order, matched by its delivery id.
     public var targets: [DeliveryTarget]
     /// The namespace's pending-tags count (for channels configured with `badge: pending-tags`);
     /// nil when the router does not track it for this channel.

@@ -1,6 +1,4 @@
-import HeraldYAML
-
-/// A channel's YAML mapping as its factory reads it. Every read marks the key as used; keys the
+/// A channel's config mapping as its factory reads it. Every read marks the key as used; keys the
 /// channel does not read are reported as unknown by ``finish()``.
 ///
 /// The router strips the keys every channel shares (`type`, `platforms`, `enabled`, `timeout`,

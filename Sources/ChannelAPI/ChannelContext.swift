@@ -1,12 +1,10 @@
-import HeraldHTTP
-
 /// What the router lends a channel: an HTTP client, a clock, randomness, a redacting logger and a
 /// persistent key/value state area of its own.
 public struct ChannelContext: Sendable {
     /// The channel's name in the config.
     public let name: String
-    /// The shared HTTP client (libcurl multi, HTTP/2).
-    public let http: HTTPClient
+    /// The shared HTTP transport (in production HeraldHTTP's libcurl client; in tests a fake).
+    public let http: any HTTPTransport
     /// The injected clock.
     public let clock: any HeraldClock
     /// The injected random source.
@@ -18,7 +16,7 @@ public struct ChannelContext: Sendable {
 
     /// Creates a context.
     public init(
-        name: String, http: HTTPClient, clock: any HeraldClock, random: any RandomSource, logger: ChannelLogger,
+        name: String, http: any HTTPTransport, clock: any HeraldClock, random: any RandomSource, logger: ChannelLogger,
         state: any ChannelStateStore
     ) {
         self.name = name
@@ -30,13 +28,17 @@ public struct ChannelContext: Sendable {
     }
 }
 
-/// Builds a channel from its YAML node, registered under a `type:` name.
+/// Builds a channel from its config node, registered under a `type:` name.
 public struct ChannelFactory: Sendable {
     /// The `type:` name (`apns`, `webhook`, `ntfy`, …).
     public let type: String
     /// Platforms this channel serves when the config gives no `platforms:`; empty for sinks (log,
     /// webhook), which get one delivery per notification with no device.
     public let defaultPlatforms: [String]
+    /// The platforms this module declares: their fields, secret fields and address (see
+    /// ``PlatformDescriptor``). A platform served but not declared here may be declared by another
+    /// module; a platform no module declares is accepted with its fields as given.
+    public let platforms: [PlatformDescriptor]
     /// Builds the channel. Reads its keys from the config (call ``ChannelConfig/finish()`` to refuse
     /// unknown keys) and must not do network I/O.
     public let make: @Sendable (ChannelConfig, ChannelContext) throws(ConfigError) -> any Channel
@@ -50,15 +52,17 @@ public struct ChannelFactory: Sendable {
     /// - Parameters:
     ///   - type: The `type:` name.
     ///   - defaultPlatforms: The platforms served when the config gives no `platforms:`.
+    ///   - platforms: The platforms this module declares.
     ///   - platformsForConfig: Optionally, the platforms one channel serves by default, from its keys.
     ///   - make: Builds the channel.
     public init(
-        type: String, defaultPlatforms: [String],
+        type: String, defaultPlatforms: [String], platforms: [PlatformDescriptor] = [],
         platformsForConfig: (@Sendable (_ value: (String) -> String?) -> [String]?)? = nil,
         make: @escaping @Sendable (ChannelConfig, ChannelContext) throws(ConfigError) -> any Channel
     ) {
         self.type = type
         self.defaultPlatforms = defaultPlatforms
+        self.platforms = platforms
         self.platformsForConfig = platformsForConfig
         self.make = make
     }

@@ -1,16 +1,14 @@
-import HeraldYAML
-
 /// A configuration error with the file and position it points at (`FILE:LINE:COLUMN: message`).
 public struct ConfigError: Error, Sendable, CustomStringConvertible {
     /// The config file path (or `<config>` for in-memory text).
     public var file: String
     /// Where in the file, when known.
-    public var mark: YAMLMark?
+    public var mark: ConfigMark?
     /// What is wrong.
     public var message: String
 
     /// Creates an error.
-    public init(file: String, mark: YAMLMark?, _ message: String) {
+    public init(file: String, mark: ConfigMark?, _ message: String) {
         self.file = file
         self.mark = mark
         self.message = message
@@ -21,7 +19,7 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible {
 }
 
 /// `FILE:LINE:COLUMN: text`, or `FILE: text` without a position.
-private func located(_ file: String, _ mark: YAMLMark?, _ text: String) -> String {
+private func located(_ file: String, _ mark: ConfigMark?, _ text: String) -> String {
     if let mark { return "\(file):\(mark.line):\(mark.column): \(text)" }
     return "\(file): \(text)"
 }
@@ -31,12 +29,12 @@ public struct ConfigWarning: Sendable, CustomStringConvertible {
     /// The config file.
     public var file: String
     /// Where.
-    public var mark: YAMLMark?
+    public var mark: ConfigMark?
     /// What.
     public var message: String
 
     /// Creates a warning.
-    public init(file: String, mark: YAMLMark?, _ message: String) {
+    public init(file: String, mark: ConfigMark?, _ message: String) {
         self.file = file
         self.mark = mark
         self.message = message

@@ -1,12 +1,11 @@
 import Foundation
-import HeraldYAML
 
-/// A YAML node of the config together with what is needed to read it: the file name for error
+/// A node of the config together with what is needed to read it: the file name for error
 /// positions, the environment for `${VAR}` / `${VAR:-default}` expansion, and the base directory
 /// for relative paths. Typed accessors report `FILE:LINE:COLUMN` errors.
 public struct ConfigNode: Sendable {
-    /// The underlying YAML node.
-    public let yaml: YAMLNode
+    /// The underlying node.
+    public let tree: ConfigTree
     /// The config file path used in errors.
     public let file: String
     /// Environment variables for expansion.
@@ -21,9 +20,9 @@ public struct ConfigNode: Sendable {
 
     /// Wraps a node.
     public init(
-        yaml: YAMLNode, file: String, environment: [String: String], baseDirectory: String, offline: Bool = false
+        tree: ConfigTree, file: String, environment: [String: String], baseDirectory: String, offline: Bool = false
     ) {
-        self.yaml = yaml
+        self.tree = tree
         self.file = file
         self.environment = environment
         self.baseDirectory = baseDirectory
@@ -31,26 +30,26 @@ public struct ConfigNode: Sendable {
     }
 
     /// The node's position.
-    public var mark: YAMLMark { yaml.mark }
+    public var mark: ConfigMark { tree.mark }
 
     /// An error positioned at this node.
-    public func error(_ message: String) -> ConfigError { ConfigError(file: file, mark: yaml.mark, message) }
+    public func error(_ message: String) -> ConfigError { ConfigError(file: file, mark: tree.mark, message) }
 
-    func wrap(_ node: YAMLNode) -> ConfigNode {
-        ConfigNode(yaml: node, file: file, environment: environment, baseDirectory: baseDirectory, offline: offline)
+    func wrap(_ node: ConfigTree) -> ConfigNode {
+        ConfigNode(tree: node, file: file, environment: environment, baseDirectory: baseDirectory, offline: offline)
     }
 
     /// Whether the node is a null scalar.
-    public var isNull: Bool { yaml.scalar?.isNull ?? false }
+    public var isNull: Bool { tree.isNull }
 
     /// The mapping's entries in file order, keys expanded as plain strings.
     public func mapping(_ what: String = "value") throws(ConfigError) -> [(
         key: String, keyNode: ConfigNode, value: ConfigNode
     )] {
-        guard let pairs = yaml.mapping else { throw error("\(what) must be a mapping, not a \(yaml.kindName)") }
+        guard let pairs = tree.mapping else { throw error("\(what) must be a mapping, not a \(tree.kindName)") }
         var out: [(key: String, keyNode: ConfigNode, value: ConfigNode)] = []
         for p in pairs {
-            guard let k = p.key.scalar?.value else { throw wrap(p.key).error("keys must be scalars") }
+            guard let k = p.key.scalar else { throw wrap(p.key).error("keys must be scalars") }
             out.append((k, wrap(p.key), wrap(p.value)))
         }
         return out
@@ -58,29 +57,29 @@ public struct ConfigNode: Sendable {
 
     /// The sequence's elements.
     public func sequence(_ what: String = "value") throws(ConfigError) -> [ConfigNode] {
-        guard let items = yaml.sequence else { throw error("\(what) must be a list, not a \(yaml.kindName)") }
+        guard let items = tree.sequence else { throw error("\(what) must be a list, not a \(tree.kindName)") }
         return items.map(wrap)
     }
 
     /// The scalar as text, with `${VAR}` and `${VAR:-default}` expanded. ``offline``, an unset
     /// variable keeps its reference text (see ``hasUnresolvedVariables``).
     public func string(_ what: String = "value") throws(ConfigError) -> String {
-        guard let s = yaml.scalar else { throw error("\(what) must be a scalar, not a \(yaml.kindName)") }
-        return try expand(s.value, keepingUnset: offline).text
+        guard let s = tree.scalar else { throw error("\(what) must be a scalar, not a \(tree.kindName)") }
+        return try expand(s, keepingUnset: offline).text
     }
 
     /// Whether the scalar names a variable that is not set (and has no default): only possible
     /// ``offline``, where ``string(_:)`` keeps the reference. Channel factories skip format checks
     /// of such values: an unset secret is not known in a dry run.
     public var hasUnresolvedVariables: Bool {
-        guard offline, let s = yaml.scalar else { return false }
-        return (try? expand(s.value, keepingUnset: true).unresolved) ?? false
+        guard offline, let s = tree.scalar else { return false }
+        return (try? expand(s, keepingUnset: true).unresolved) ?? false
     }
 
     /// The scalar as text for a typed value: every variable must be set, also ``offline``.
     func typedText(_ what: String) throws(ConfigError) -> String {
-        guard let s = yaml.scalar else { throw error("\(what) must be a scalar, not a \(yaml.kindName)") }
-        return try expand(s.value)
+        guard let s = tree.scalar else { throw error("\(what) must be a scalar, not a \(tree.kindName)") }
+        return try expand(s)
     }
 
     /// An integer scalar (a 64-bit signed integer; larger numbers are an error, never a trap).
@@ -139,7 +138,7 @@ public struct ConfigNode: Sendable {
 
     /// A list of strings; a single scalar is accepted as a one-element list.
     public func stringList(_ what: String = "value") throws(ConfigError) -> [String] {
-        if yaml.scalar != nil { return [try string(what)] }
+        if tree.scalar != nil { return [try string(what)] }
         return try sequence(what).map { n throws(ConfigError) in try n.string(what) }
     }
 

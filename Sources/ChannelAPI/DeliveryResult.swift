@@ -14,6 +14,8 @@ public enum DeliveryOutcome: String, Sendable, Codable, CaseIterable {
 
 /// What one delivery attempt to one device (or one sink) came to.
 public struct DeliveryResult: Sendable, Equatable {
+    /// The target's ``DeliveryTarget/deliveryId``: the router matches every result back to its target by it.
+    public var deliveryId: String
     /// The device, or nil for sink channels.
     public var deviceId: String?
     /// The device's platform, or nil for sinks.
@@ -33,10 +35,11 @@ public struct DeliveryResult: Sendable, Equatable {
 
     /// Creates a result.
     public init(
-        deviceId: String?, platform: String? = nil, outcome: DeliveryOutcome, status: Int? = nil,
+        deliveryId: String, deviceId: String?, platform: String? = nil, outcome: DeliveryOutcome, status: Int? = nil,
         reason: String? = nil, retryAfter: Duration? = nil, providerMessageId: String? = nil,
         details: [String: String] = [:]
     ) {
+        self.deliveryId = deliveryId
         self.deviceId = deviceId
         self.platform = platform
         self.outcome = outcome
@@ -52,14 +55,16 @@ public struct DeliveryResult: Sendable, Equatable {
         _ target: DeliveryTarget, status: Int? = nil, providerMessageId: String? = nil, details: [String: String] = [:]
     ) -> DeliveryResult {
         DeliveryResult(
-            deviceId: target.device?.deviceId, platform: target.device?.platform, outcome: .delivered, status: status,
+            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
+            outcome: .delivered, status: status,
             providerMessageId: providerMessageId, details: details)
     }
 
     /// The token is gone; the device will be removed.
     public static func dead(_ target: DeliveryTarget, status: Int? = nil, reason: String) -> DeliveryResult {
         DeliveryResult(
-            deviceId: target.device?.deviceId, platform: target.device?.platform, outcome: .dead, status: status,
+            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
+            outcome: .dead, status: status,
             reason: reason)
     }
 
@@ -68,14 +73,16 @@ public struct DeliveryResult: Sendable, Equatable {
         _ target: DeliveryTarget, status: Int? = nil, reason: String, retryAfter: Duration? = nil
     ) -> DeliveryResult {
         DeliveryResult(
-            deviceId: target.device?.deviceId, platform: target.device?.platform, outcome: .retry, status: status,
+            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
+            outcome: .retry, status: status,
             reason: reason, retryAfter: retryAfter)
     }
 
     /// Permanent failure for this message; the device is kept.
     public static func failed(_ target: DeliveryTarget, status: Int? = nil, reason: String) -> DeliveryResult {
         DeliveryResult(
-            deviceId: target.device?.deviceId, platform: target.device?.platform, outcome: .failed, status: status,
+            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
+            outcome: .failed, status: status,
             reason: reason)
     }
 }

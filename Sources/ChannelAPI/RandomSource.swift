@@ -1,5 +1,3 @@
-import HeraldCrypto
-
 /// A source of random bytes, injected so envelopes, nonces and jitter are reproducible in tests.
 public protocol RandomSource: Sendable {
     /// `count` random bytes.
@@ -16,10 +14,24 @@ extension RandomSource {
     }
 }
 
-/// Cryptographically secure randomness from OpenSSL.
+/// Cryptographically secure randomness from the operating system (`SystemRandomNumberGenerator`:
+/// `getrandom(2)` on Linux, `arc4random_buf` on Darwin).
 public struct SystemRandom: RandomSource {
     /// Creates the system source.
     public init() {}
-    /// `RAND_bytes`.
-    public func bytes(_ count: Int) -> [UInt8] { SecureRandom.bytes(count) }
+    /// `count` bytes from the system's secure generator.
+    public func bytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        var out = [UInt8](repeating: 0, count: max(0, count))
+        var i = 0
+        while i < out.count {
+            var word = generator.next()
+            for _ in 0..<min(8, out.count - i) {
+                out[i] = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                i += 1
+            }
+        }
+        return out
+    }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import HeraldHTTP
 
 /// The rule for device-supplied URLs (Web Push endpoints, relay and push URLs, contract §6):
 /// they must be https and may not reach loopback or private addresses unless the channel lists

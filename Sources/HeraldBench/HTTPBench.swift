@@ -1,3 +1,4 @@
+import ChannelAPI
 import Foundation
 import HeraldHTTP
 

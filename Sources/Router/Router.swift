@@ -141,15 +141,15 @@ public final class Router: Sendable {
         }
     }
 
-    /// The generic rules, then every channel that will serve the device (the enabled channels of
+    /// The generic rules and the platform's descriptor, then every channel that will serve the device (the enabled channels of
     /// its namespace's route that serve its platform).
     private func checkRegistration(_ device: Device) async throws -> CheckedRegistration {
-        try Device.validate(device)
+        var checked = try registry.validate(device)
         let g = currentGraph
         let reach = Planner.reach(of: device, config: g.config)
         let serving = reach.channels.compactMap { g.channels[$0] }
-        var checked = device
         for channel in serving { checked = try await channel.validateRegistration(checked) }
+        checked.address = registry.address(of: checked)
         return CheckedRegistration(device: checked, serving: serving, reach: reach, original: device)
     }
 

@@ -241,7 +241,7 @@ struct HeraldCLI {
             var lines: [Int] = []
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if let single = try? JSONValue.parse(trimmed) {
-                devices.append(try Device(json: single))
+                devices.append(try HeraldChannels.registry.device(json: single))
                 lines.append(1)
             } else {
                 // Lines end in "\n" or "\r\n" (one Character); count the blank ones trimmed off the top.
@@ -250,7 +250,7 @@ struct HeraldCLI {
                     .enumerated()
                 where !line.trimmingCharacters(in: .whitespaces).isEmpty {
                     do {
-                        devices.append(try Device(jsonText: String(line)))
+                        devices.append(try HeraldChannels.registry.device(jsonText: String(line)))
                         lines.append(leading + n + 1)
                     } catch {
                         throw InputError("line \(leading + n + 1): \(error.description) (nothing was stored)")
@@ -297,7 +297,7 @@ struct HeraldCLI {
                     output(
                         .array(
                             list.map { d in
-                                var o = d.redactedJSON.objectValue ?? [:]
+                                var o = HeraldChannels.registry.redactedJSON(of: d).objectValue ?? [:]
                                 let reach = router.reach(of: d)
                                 o["channels"] = .array(reach.channels.map { .string($0) })
                                 if let why = reach.unreachableReason { o["unreachable"] = .string(why) }

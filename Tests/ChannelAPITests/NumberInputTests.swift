@@ -28,20 +28,4 @@ import Testing
             #expect(throws: JSONError.self) { try JSONValue.parse(text) }
         }
     }
-
-    @Test(arguments: ["1e300", "18446744073709551616", "9007199254740993", "1.5", "-1e300"])
-    func aTelegramChatIdMustBeAnExactInteger(_ number: String) {
-        do {
-            _ = try Device(jsonText: #"{"deviceId":"t","platform":"telegram","chatId":\#(number)}"#)
-            Issue.record("expected chatId \(number) to be refused")
-        } catch {
-            #expect(error.field == "chatId", "\(error)")
-        }
-    }
-
-    @Test func aTelegramChatIdThatFitsIsKept() throws {
-        let d = try Device(jsonText: #"{"deviceId":"t","platform":"telegram","chatId":-1001234567890}"#)
-        #expect(d.chatIdString == "-1001234567890")
-        #expect(d.address == "telegram:-1001234567890")
-    }
 }

@@ -89,7 +89,8 @@ import Testing
         let started = ContinuousClock.now
         let report = try await router.send(Notification(title: "nobody answers"))
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed < TestTiming.bound(.seconds(3)), "\(elapsed)")
+        // Far below the 30 s a hung call waited before; loose enough for a loaded 2-core machine.
+        #expect(elapsed < TestTiming.bound(.seconds(8)), "\(elapsed)")
         let delivery = try #require(report.deliveries.first)
         #expect(delivery.state == .retry)
         #expect(delivery.reason?.contains("timeout") == true, "\(delivery.reason ?? "")")

@@ -44,4 +44,55 @@ import Testing
         #expect(!logs.text.contains("secret-token-value"))
         await router.shutdown()
     }
+
+    /// The ntfy example declares its platform (issue 16 item 2) and gets what a built-in platform
+    /// gets: its fields checked once, its topic as the address (the topic moves between namespaces;
+    /// unregister-by-token removes it) and its `topic` redacted by name.
+    @Test func ntfyDeclaresItsPlatform() async throws {
+        var registry = HeraldChannels.registry
+        registry.register(NtfyChannel.factory)
+        let descriptor = try #require(registry.platform("ntfy"))
+        #expect(descriptor.secretFields == ["topic"])
+        let yaml = """
+            version: 1
+            store: { path: \(Harness.tempPath()) }
+            channels:
+              ntfy: { type: ntfy, server: "https://ntfy.example/" }
+            routes:
+              default:
+                - deliver: [ntfy]
+            """
+        let router = try await Router(
+            config: try ConfigLoader.parse(yaml, registry: registry), registry: registry,
+            options: RouterOptions(logSink: RecordingLogSink()))
+        // Fields are checked by the descriptor: unknown fields and bad topics are refused by name.
+        for (fields, field) in [
+            (["topic": JSONValue.string("bad topic!")], "topic"), (["topic": "ok", "colour": "red"], "colour"),
+            ([:], "topic"),
+        ] as [([String: JSONValue], String)] {
+            do {
+                try await router.register(Device(deviceId: "p", platform: "ntfy", fields: fields))
+                Issue.record("accepted \(fields)")
+            } catch let e as ValidationError {
+                #expect(e.field == field, "\(e)")
+            }
+        }
+        // The topic moves: registering it in namespace b removes it from default.
+        try await router.register(Device(deviceId: "p", platform: "ntfy", fields: ["topic": "alerts"]))
+        let moved = try await router.register(
+            Device(namespace: "b", deviceId: "q", platform: "ntfy", fields: ["topic": "alerts"]))
+        #expect(moved.moved == ["default/p/ntfy"])
+        #expect(try router.devices(namespace: "default").isEmpty)
+        let stored = try #require(try router.devices(namespace: "b").first)
+        #expect(stored.address == "ntfy:alerts")
+        // Redaction by name: the topic is a secret field of the platform.
+        let listed = registry.redactedJSON(of: stored).canonicalString
+        #expect(!listed.contains("alerts"), "\(listed)")
+        #expect(registry.secretValues(of: stored) == ["alerts"])
+        // Unregister by its address.
+        #expect(try router.unregister(namespace: "b", token: "alerts") == 0)
+        #expect(try router.unregister(namespace: "b", token: "ntfy:alerts") == 1)
+        #expect(try router.devices(namespace: "b").isEmpty)
+        await router.shutdown()
+    }
 }

@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldChannels
 import Router
 import RouterTesting
 
@@ -36,13 +37,15 @@ struct Harness {
         let webpush = RecordingChannel()
         let telegram = RecordingChannel()
         let sink = RecordingChannel()
-        let registry = ChannelRegistry([
+        var registry = ChannelRegistry([
             apns.factory(type: "rec-apns", platforms: ["ios"]),
             fcm.factory(type: "rec-fcm", platforms: ["phone", "wear"]),
             webpush.factory(type: "rec-webpush", platforms: ["web"]),
             telegram.factory(type: "rec-telegram", platforms: ["telegram"]),
             sink.factory(type: "rec-sink", platforms: []),
         ])
+        // The recording channels stand in for the built-in ones: the built-in modules declare the platforms.
+        for p in HeraldChannels.registry.platforms { registry.register(platform: p) }
         let path = storePath ?? Harness.tempPath()
         let text = "version: 1\nstore: { path: \(path) }\n" + channels + "\n" + routes
         let config = try ConfigLoader.parse(text, registry: registry)

@@ -1,7 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 import HeraldSync
 
 /// `type: apns`: Apple Push Notification service over HTTP/2 with token (ES256 JWT) auth.
@@ -29,7 +29,7 @@ public final class APNsChannel: Channel {
 
     let builder: APNsPayloadBuilder
     let tokens: APNsTokenProvider
-    let http: HTTPClient
+    let http: any HTTPTransport
     let clock: any HeraldClock
     let random: any RandomSource
     let logger: ChannelLogger
@@ -38,7 +38,9 @@ public final class APNsChannel: Channel {
     private let warm = Locked<Set<APNsEnvironment>>([])
 
     /// The factory registered under `apns`; serves `ios` devices. Reads the `.p8` key at config time.
-    public static let factory = ChannelFactory(type: "apns", defaultPlatforms: ["ios"]) {
+    public static let factory = ChannelFactory(
+        type: "apns", defaultPlatforms: ["ios"], platforms: [APNsPlatform.descriptor]
+    ) {
         config, context throws(ConfigError) in
         guard let keyPath = try config.path("key-p8"), !keyPath.isEmpty else {
             throw config.error(at: "key-p8", "channel \(config.name): missing required key 'key-p8'")
@@ -116,24 +118,12 @@ public final class APNsChannel: Channel {
 
     // MARK: Registration
 
-    /// Accepts `ios` devices with a hex token; with `encryption: hapi-v1` a device must carry a
-    /// base64 `pushKey` of exactly 32 bytes.
+    /// With `encryption: hapi-v1` a device must carry a `pushKey`. The `ios` fields themselves (hex
+    /// token, `environment`, the pushKey's format) are checked once, by ``APNsPlatform/descriptor``,
+    /// before this is called.
     public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
-        guard let token = device.token, !token.isEmpty, token.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
-            throw ValidationError(field: "token", "must be the APNs device token in hex")
-        }
-        if let env = device.fields["environment"], !env.isNull {
-            guard let s = env.stringValue, APNsEnvironment(rawValue: s) != nil else {
-                throw ValidationError(field: "environment", "must be production or sandbox")
-            }
-        }
-        if configuration.encryption == .hapiV1 {
-            guard let key = device.string("pushKey") else {
-                throw ValidationError(field: "pushKey", "required by encryption hapi-v1: base64 of exactly 32 bytes")
-            }
-            guard let bytes = try? Base64.decode(key), bytes.count == 32 else {
-                throw ValidationError(field: "pushKey", "must be base64 of exactly 32 bytes")
-            }
+        if configuration.encryption == .hapiV1, device.string("pushKey") == nil {
+            throw ValidationError(field: "pushKey", "required by encryption hapi-v1: base64 of exactly 32 bytes")
         }
         return device
     }
@@ -175,7 +165,7 @@ public final class APNsChannel: Channel {
                 if sent.configError, let reason = sent.result.reason { configErrors[reason, default: 0] += 1 }
             }
         }
-        let final = zip(request.targets, results).map { t, r in r ?? .retry(t, reason: "not attempted") }
+        let final = DeliveryBatch.complete(request.targets, results)
         reportConfigErrors(configErrors, final)
         return final
     }
@@ -223,47 +213,45 @@ public final class APNsChannel: Channel {
             case .failure(let failed): out.append((i, Sent(result: failed.result)))
             }
         }
-        var token = initial
-        var renewed = false
-        while !pending.isEmpty {
-            let requests = pending.map { o in
-                HTTPRequest(
-                    method: "POST", url: o.url, headers: prepared.headers(apnsID: o.apnsID, providerToken: token.jwt),
-                    body: o.body, maxResponseBytes: 64 * 1024)
-            }
-            let responses = await http.send(all: requests, maxInFlight: APNsChannel.maxConcurrentRequests)
-            var expired: [(Outgoing, Int?)] = []
-            var accepted: Set<APNsEnvironment> = []
-            for (o, response) in zip(pending, responses) {
-                if case .success(let r) = response, r.status != 403 { accepted.insert(o.environment) }
-                switch answer(o, response, prepared) {
-                case .done(let sent): out.append((o.index, sent))
-                case .expired(let status): expired.append((o, status))
+        let sent = await CredentialRenewal.send(
+            pending, with: initial,
+            send: { batch, token in
+                let requests = batch.map { o in
+                    HTTPRequest(
+                        method: "POST", url: o.url,
+                        headers: prepared.headers(apnsID: o.apnsID, providerToken: token.jwt), body: o.body,
+                        maxResponseBytes: 64 * 1024)
                 }
-            }
-            if !accepted.isEmpty { warm.withLock { $0.formUnion(accepted) } }
-            pending = []
-            guard !expired.isEmpty else { break }
-            var failure: String?
-            if renewed {
-                failure = "ExpiredProviderToken (again after renewing)"
-            } else {
-                renewed = true
-                do {
-                    token = try tokens.token(replacing: token.jwt)
+                let responses = await http.send(all: requests, maxInFlight: APNsChannel.maxConcurrentRequests)
+                var accepted: Set<APNsEnvironment> = []
+                var answers: [(Outgoing, CredentialRenewal.Answer<(Int, Sent), Int?>)] = []
+                answers.reserveCapacity(batch.count)
+                for (o, response) in zip(batch, responses) {
+                    if case .success(let r) = response, r.status != 403 { accepted.insert(o.environment) }
+                    switch answer(o, response, prepared) {
+                    case .done(let sent): answers.append((o, .done((o.index, sent))))
+                    case .expired(let status): answers.append((o, .rejected(status)))
+                    }
+                }
+                if !accepted.isEmpty { warm.withLock { $0.formUnion(accepted) } }
+                return answers
+            },
+            renew: { token -> Result<APNsProviderToken, CryptoError> in
+                do throws(CryptoError) {
+                    return .success(try tokens.token(replacing: token.jwt))
                 } catch {
-                    failure = "ExpiredProviderToken; renewing failed: \(error.message)"
+                    return .failure(error)
                 }
-            }
-            if let failure {
-                for (o, status) in expired {
-                    out.append(
-                        (o.index, Sent(result: .failed(o.target, status: status, reason: failure), configError: true)))
-                }
-                break
-            }
-            pending = expired.map(\.0)
-        }
+            },
+            giveUp: { o, status, why in
+                let failure =
+                    switch why {
+                    case .rejectedAgain: "ExpiredProviderToken (again after renewing)"
+                    case .renewalFailed(let error): "ExpiredProviderToken; renewing failed: \(error.message)"
+                    }
+                return (o.index, Sent(result: .failed(o.target, status: status, reason: failure), configError: true))
+            })
+        out += sent
         return out
     }
 

@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 
 /// A validated Live Activity push built from a notification's `liveActivity` object (pure).
@@ -19,49 +20,26 @@ public struct APNsLiveActivity: Sendable, Equatable {
     /// The activity push token to send to, when given.
     public let pushToken: String?
 
-    static let knownKeys: Set<String> = [
-        "ref", "event", "contentState", "timestamp", "staleDate", "dismissalDate", "relevanceScore", "alert",
-        "attributesType", "attributes", "pushToken", "revision",
-    ]
+    /// APNs' own fields beyond the common ones (``LiveActivityFields``).
+    static let apnsKeys: Set<String> = ["attributesType", "attributes", "pushToken"]
 
     /// Validates `la` and builds the `aps` dictionary; `now` is the default `timestamp`.
     public init(_ la: [String: JSONValue], notification: ChannelAPI.Notification, now: Date) throws(APNsPayloadError) {
-        for key in la.keys.sorted() where !APNsLiveActivity.knownKeys.contains(key) {
-            throw APNsPayloadError("liveActivity.\(key) is not a known Live Activity field")
+        let fields: LiveActivityFields
+        do {
+            fields = try LiveActivityFields(la, extraKeys: APNsLiveActivity.apnsKeys, service: "known")
+        } catch {
+            throw APNsPayloadError(error.reason)
         }
-        guard let event = la["event"]?.stringValue else {
-            throw APNsPayloadError("liveActivity.event is required: start, update or end")
-        }
-        guard ["start", "update", "end"].contains(event) else {
-            throw APNsPayloadError("liveActivity.event must be start, update or end, not \"\(event)\"")
-        }
-        guard let state = la["contentState"]?.objectValue else {
-            throw APNsPayloadError("liveActivity.contentState is required and must be an object")
-        }
-        var aps: [String: JSONValue] = ["event": .string(event), "content-state": .object(state)]
-
-        func seconds(_ key: String) throws(APNsPayloadError) -> Int64? {
-            guard let v = la[key], !v.isNull else { return nil }
-            guard let i = v.intValue else {
-                throw APNsPayloadError("liveActivity.\(key) must be an integer number of unix seconds")
-            }
-            guard i >= 0, i < 100_000_000_000 else {
-                throw APNsPayloadError("liveActivity.\(key) must be unix seconds (a millisecond value was given?)")
-            }
-            return Int64(i)
-        }
-        aps["timestamp"] = .number(Double(try seconds("timestamp") ?? now.secondsSince1970))
-        if let s = try seconds("staleDate") { aps["stale-date"] = .number(Double(s)) }
-        if let d = try seconds("dismissalDate") { aps["dismissal-date"] = .number(Double(d)) }
-        if let r = la["relevanceScore"], !r.isNull {
-            guard let n = r.numberValue, n.isFinite else {
-                throw APNsPayloadError("liveActivity.relevanceScore must be a number")
-            }
-            aps["relevance-score"] = .number(n)
-        }
+        let event = fields.event
+        var aps: [String: JSONValue] = ["event": .string(event), "content-state": .object(fields.contentState)]
+        aps["timestamp"] = .number(Double(fields.timestamp ?? now.secondsSince1970))
+        if let s = fields.staleDate { aps["stale-date"] = .number(Double(s)) }
+        if let d = fields.dismissalDate { aps["dismissal-date"] = .number(Double(d)) }
+        if let r = fields.relevanceScore { aps["relevance-score"] = .number(r) }
 
         var alert: [String: JSONValue]?
-        if let a = la["alert"], !a.isNull {
+        if let a = fields.alert {
             guard let o = a.objectValue else { throw APNsPayloadError("liveActivity.alert must be an object") }
             var out: [String: JSONValue] = [:]
             for (k, v) in o {
@@ -107,12 +85,6 @@ public struct APNsLiveActivity: Sendable, Equatable {
             guard let s = t.stringValue, !s.isEmpty, s.count % 2 == 0, s.utf8.count <= 200, s.allSatisfy(\.isHexDigit)
             else { throw APNsPayloadError("liveActivity.pushToken must be the activity push token in hex") }
             token = s.lowercased()
-        }
-        if la["ref"].map({ $0.stringValue == nil && !$0.isNull }) == true {
-            throw APNsPayloadError("liveActivity.ref must be a string")
-        }
-        if let r = la["revision"], !r.isNull, (r.intValue ?? -1) < 0 {
-            throw APNsPayloadError("liveActivity.revision must be a non-negative integer")
         }
 
         self.aps = aps

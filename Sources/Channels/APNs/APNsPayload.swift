@@ -1,7 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 
 /// The `apns-push-type` of a message.
 public enum APNsPushType: String, Sendable, CaseIterable {

@@ -1,5 +1,4 @@
 import ChannelAPI
-import HeraldHTTP
 
 /// How Herald treats one APNs answer: the dead-token policy, as a pure function.
 public enum APNsResponseClass: Sendable, Equatable {

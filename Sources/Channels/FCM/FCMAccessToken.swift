@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 
 /// An OAuth access token for FCM and when it stops being valid.

@@ -1,7 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 
 /// `type: fcm`: Firebase Cloud Messaging HTTP v1 for `phone` and `wear` devices.
 ///
@@ -30,13 +30,15 @@ public struct FCMChannel: Channel {
     public let builder: FCMMessageBuilder
     /// The access-token cache.
     public let tokens: FCMTokenProvider
-    let http: HTTPClient
+    let http: any HTTPTransport
     let clock: any HeraldClock
     let random: any RandomSource
     let logger: ChannelLogger
 
     /// The factory registered under `fcm`, serving `phone` and `wear`.
-    public static let factory = ChannelFactory(type: "fcm", defaultPlatforms: ["phone", "wear"]) {
+    public static let factory = ChannelFactory(
+        type: "fcm", defaultPlatforms: ["phone", "wear"], platforms: FCMPlatforms.all
+    ) {
         config, context throws(ConfigError) in
         guard let path = try config.path("service-account"), !path.isEmpty else {
             throw config.error(at: "service-account", "channel \(config.name): missing required key 'service-account'")
@@ -86,22 +88,6 @@ public struct FCMChannel: Channel {
 
     /// `{endpoint}/v1/projects/{project}/messages:send`.
     public var sendURL: String { "\(endpoint)/v1/projects/\(account.projectId)/messages:send" }
-
-    /// Checks a `phone`/`wear` registration: a token, and a valid pushKey when one is given.
-    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
-        guard let token = device.token, !token.isEmpty, token.utf8.count <= 4096 else {
-            throw ValidationError(field: "token", "required: the FCM registration token")
-        }
-        guard !token.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw ValidationError(field: "token", "must not contain spaces or control characters")
-        }
-        if device.fields["pushKey"] != nil {
-            guard let s = device.string("pushKey"), let key = try? Base64.decode(s), key.count == 32 else {
-                throw ValidationError(field: "pushKey", "must be base64 of exactly 32 bytes")
-            }
-        }
-        return device
-    }
 
     /// Sends the notification to every target, up to ``maximumInFlight`` at once.
     public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
@@ -180,44 +166,35 @@ public struct FCMChannel: Channel {
     /// Requests are built and answers classified here, on the calling task; the event loop only drives
     /// the transfers.
     func send(_ ready: [(DeliveryTarget, [UInt8])], token: FCMAccessToken) async -> [DeliveryResult] {
-        var out: [DeliveryResult] = []
-        out.reserveCapacity(ready.count)
-        var pending = ready
-        var current = token
-        var refreshed = false
-        while !pending.isEmpty {
-            // Every request of the batch carries the same headers.
-            let headers = [
-                HTTPHeader("authorization", "Bearer \(current.value)"),
-                HTTPHeader("content-type", "application/json; charset=utf-8"),
-            ]
-            let requests = pending.map { HTTPRequest(method: "POST", url: sendURL, headers: headers, body: $0.1) }
-            let responses = await http.send(all: requests, maxInFlight: FCMChannel.maximumInFlight)
-            var rejected: [((DeliveryTarget, [UInt8]), Int, String)] = []
-            for (item, response) in zip(pending, responses) {
-                switch answer(item.0, response) {
-                case .result(let r): out.append(r)
-                case .unauthenticated(let status, let reason): rejected.append((item, status, reason))
+        await CredentialRenewal.send(
+            ready, with: token,
+            send: { batch, current in
+                // Every request of the batch carries the same headers.
+                let headers = [
+                    HTTPHeader("authorization", "Bearer \(current.value)"),
+                    HTTPHeader("content-type", "application/json; charset=utf-8"),
+                ]
+                let requests = batch.map { HTTPRequest(method: "POST", url: sendURL, headers: headers, body: $0.1) }
+                let responses = await http.send(all: requests, maxInFlight: FCMChannel.maximumInFlight)
+                return zip(batch, responses).map {
+                    item, response -> (
+                        (DeliveryTarget, [UInt8]), CredentialRenewal.Answer<DeliveryResult, (Int, String)>
+                    )
+                    in
+                    switch answer(item.0, response) {
+                    case .result(let r): return (item, .done(r))
+                    case .unauthenticated(let status, let reason): return (item, .rejected((status, reason)))
+                    }
                 }
-            }
-            pending = []
-            guard !rejected.isEmpty else { break }
-            if refreshed {
-                for (item, status, reason) in rejected {
-                    out.append(.failed(item.0, status: status, reason: "\(reason) (after a token refresh)"))
+            },
+            renew: { current in await tokens.token(rejecting: current.value) },
+            giveUp: { item, rejection, why in
+                switch why {
+                case .rejectedAgain:
+                    return .failed(item.0, status: rejection.0, reason: "\(rejection.1) (after a token refresh)")
+                case .renewalFailed(let e): return FCMChannel.result(for: e, item.0)
                 }
-                break
-            }
-            refreshed = true
-            switch await tokens.token(rejecting: current.value) {
-            case .success(let t):
-                current = t
-                pending = rejected.map(\.0)
-            case .failure(let e):
-                out.append(contentsOf: rejected.map { FCMChannel.result(for: e, $0.0.0) })
-            }
-        }
-        return out
+            })
     }
 
     /// Classifies one answer (or transport error).

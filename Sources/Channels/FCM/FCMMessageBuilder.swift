@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import HeraldCrypto
 
 /// `display:` — whether FCM shows a notification itself or the app gets data only.

@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 
 /// The parts of an FCM error body that decide an outcome, read defensively from any JSON shape.

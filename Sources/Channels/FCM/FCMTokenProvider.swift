@@ -1,6 +1,5 @@
 import ChannelAPI
 import Foundation
-import HeraldHTTP
 
 /// Why no access token could be had.
 public enum FCMTokenError: Error, Sendable, Equatable {
@@ -15,7 +14,7 @@ public enum FCMTokenError: Error, Sendable, Equatable {
 /// share one token request.
 public actor FCMTokenProvider {
     let account: FCMServiceAccount
-    let http: HTTPClient
+    let http: any HTTPTransport
     let clock: any HeraldClock
     let state: any ChannelStateStore
     let logger: ChannelLogger
@@ -26,7 +25,7 @@ public actor FCMTokenProvider {
 
     /// Creates a provider.
     public init(
-        account: FCMServiceAccount, http: HTTPClient, clock: any HeraldClock, state: any ChannelStateStore,
+        account: FCMServiceAccount, http: any HTTPTransport, clock: any HeraldClock, state: any ChannelStateStore,
         logger: ChannelLogger
     ) {
         self.account = account

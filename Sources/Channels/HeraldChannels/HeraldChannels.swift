@@ -2,7 +2,6 @@ import APNsChannel
 import ChannelAPI
 import FCMChannel
 import RelayChannel
-import Router
 import SinkChannels
 import TelegramChannel
 import WebPushChannel
@@ -20,6 +19,6 @@ public enum HeraldChannels {
         APNsChannel.factory, RelayChannel.factory,
     ]
 
-    /// A registry holding every built-in factory.
-    public static var registry: ChannelRegistry { ChannelRegistry(factories) }
+    /// A registry holding every built-in factory (and the platforms they declare).
+    public static let registry = ChannelRegistry(factories)
 }

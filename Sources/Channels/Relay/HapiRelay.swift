@@ -1,7 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 
 /// `protocol: hapi`: hapi's push relay (`POST {url}/v1/push`), which holds the APNs key and
 /// forwards an end-to-end encrypted hapi-v1 envelope to the device.

@@ -1,7 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 import HeraldSodium
 
 /// `protocol: home-assistant`: POSTs what Home Assistant's `notify.mobile_app_*` posts to the

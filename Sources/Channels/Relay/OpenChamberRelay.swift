@@ -1,7 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 import HeraldSync
 
 /// The pure half of openchamber's signed relay protocol: signing inputs, signatures, bodies and

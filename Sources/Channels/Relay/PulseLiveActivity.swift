@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 
 /// A Live Activity push for Pulse Relay, validated before anything is sent (pure). The rules are
@@ -35,10 +36,6 @@ struct PulseLiveActivity: Sendable, Equatable {
         init(_ reason: String) { self.reason = reason }
     }
 
-    static let knownKeys: Set<String> = [
-        "ref", "event", "timestamp", "contentState", "alert", "staleDate", "dismissalDate", "relevanceScore",
-        "revision",
-    ]
     /// The fields every template has.
     static let commonStateKeys: Set<String> = ["template", "title", "summary", "status", "revision"]
     /// Each template's own fields; a field of another template is refused.
@@ -50,7 +47,7 @@ struct PulseLiveActivity: Sendable, Equatable {
     static let ignoredStateKeys: Set<String> = ["site", "agent", "approvalId"]
     static let statuses: Set<String> = ["running", "waiting", "done", "error", "thinking"]
     /// Unix seconds below this bound (year 5138); a larger value is probably milliseconds.
-    static let secondsBound = 100_000_000_000
+    static let secondsBound = LiveActivityFields.secondsBound
 
     /// Whether `ref` is 1–64 characters of `[A-Za-z0-9._-]`.
     static func isValidRef(_ ref: String) -> Bool {
@@ -65,45 +62,30 @@ struct PulseLiveActivity: Sendable, Equatable {
         guard let la = notification.liveActivity else {
             throw Invalid("the pulse relay only sends Live Activities: the notification has no liveActivity")
         }
-        for key in la.keys.sorted() where !Self.knownKeys.contains(key) {
-            throw Invalid("liveActivity.\(key) is not a Pulse Live Activity field")
+        let common: LiveActivityFields
+        do {
+            common = try LiveActivityFields(la, service: "Pulse")
+        } catch {
+            throw Invalid(error.reason)
         }
-        guard let ref = la["ref"]?.stringValue, Self.isValidRef(ref) else {
+        guard let ref = common.ref, Self.isValidRef(ref) else {
             throw Invalid("liveActivity.ref is required: 1-64 characters of A-Z a-z 0-9 . _ -")
         }
-        guard let event = la["event"]?.stringValue, ["start", "update", "end"].contains(event) else {
-            throw Invalid("liveActivity.event is required: start, update or end")
-        }
-        guard let given = la["contentState"]?.objectValue else {
-            throw Invalid("liveActivity.contentState is required and must be an object")
-        }
-        let state = try Self.validateState(given)
+        let event = common.event
+        let state = try Self.validateState(common.contentState)
         let revision = try Self.revision(la)
-
-        func seconds(_ key: String) throws(Invalid) -> Int64? {
-            guard let v = la[key], !v.isNull else { return nil }
-            guard let i = v.intValue, i >= 0, i < Self.secondsBound else {
-                throw Invalid("liveActivity.\(key) must be an integer number of unix seconds")
-            }
-            return Int64(i)
-        }
         var fields: [String: JSONValue] = [
             "ref": .string(ref), "event": .string(event), "contentState": .object(state),
-            "timestamp": .number(Double(try seconds("timestamp") ?? now.secondsSince1970)),
+            "timestamp": .number(Double(common.timestamp ?? now.secondsSince1970)),
         ]
-        if let s = try seconds("staleDate") { fields["staleDate"] = .number(Double(s)) }
-        if let d = try seconds("dismissalDate") {
+        if let s = common.staleDate { fields["staleDate"] = .number(Double(s)) }
+        if let d = common.dismissalDate {
             guard event == "end" else { throw Invalid("liveActivity.dismissalDate is only sent with event end") }
             fields["dismissalDate"] = .number(Double(d))
         }
-        if let r = la["relevanceScore"], !r.isNull {
-            guard let n = r.numberValue, n.isFinite else {
-                throw Invalid("liveActivity.relevanceScore must be a number")
-            }
-            fields["relevanceScore"] = .number(n)
-        }
+        if let r = common.relevanceScore { fields["relevanceScore"] = .number(r) }
         var alert: JSONValue?
-        if let a = la["alert"], !a.isNull {
+        if let a = common.alert {
             alert = try Self.validateAlert(a)
         } else if event == "start" {
             alert = try Self.fallbackAlert(notification, state: state)

@@ -1,7 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 
 /// `protocol: pulse`: Live Activities through Pulse Relay,
 /// `POST {current-relay}/v1/devices/{relayDeviceId}/push`, signed with the device's pushKey.

@@ -1,7 +1,6 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 
 /// The relay protocols `type: relay` speaks.
 public enum RelayProtocol: String, Sendable, CaseIterable {
@@ -54,7 +53,7 @@ public final class RelayChannel: Channel, PublicKeyProviding {
     /// The factory registered under `relay`.
     /// A channel without `platforms:` serves only its protocol's platform.
     public static let factory = ChannelFactory(
-        type: "relay", defaultPlatforms: ["ios", "pulse", "mobile-app"],
+        type: "relay", defaultPlatforms: ["ios", "pulse", "mobile-app"], platforms: RelayPlatforms.all,
         platformsForConfig: { value in value("protocol").flatMap(RelayProtocol.init(rawValue:)).map { [$0.platform] } },
         make: { config, context throws(ConfigError) in try RelayChannel(config: config, context: context) })
 

@@ -1,6 +1,5 @@
 import ChannelAPI
 import Foundation
-import HeraldHTTP
 
 /// Helpers shared by the relay protocols (pure).
 enum RelaySupport {

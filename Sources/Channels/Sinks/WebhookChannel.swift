@@ -1,7 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 
 /// `type: webhook`: a sink that POSTs the notification JSON, signed with Standard Webhooks headers.
 ///
@@ -20,7 +20,7 @@ public struct WebhookChannel: Channel {
     /// The receiver URL.
     public let url: String
     let key: [UInt8]
-    let http: HTTPClient
+    let http: any HTTPTransport
     let clock: any HeraldClock
     let logger: ChannelLogger
 

@@ -1,12 +1,11 @@
 import ChannelAPI
-import HeraldHTTP
 
 /// The thin Bot API caller: `POST {api}/bot<token>/<method>` with a JSON body.
 ///
 /// The URL contains the bot token, so it is never logged, and transport error texts are scrubbed of
 /// the token before they leave this type.
 struct TelegramBotAPI: Sendable {
-    let http: HTTPClient
+    let http: any HTTPTransport
     let api: String
     let token: String
 

@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldSync
 
@@ -31,7 +32,9 @@ public struct TelegramChannel: Channel {
     static let offsetKey = "updates:offset"
 
     /// The factory registered under `telegram` (platform `telegram`).
-    public static let factory = ChannelFactory(type: "telegram", defaultPlatforms: ["telegram"]) {
+    public static let factory = ChannelFactory(
+        type: "telegram", defaultPlatforms: ["telegram"], platforms: [TelegramPlatform.descriptor]
+    ) {
         config, context throws(ConfigError) in
         TelegramChannel(configuration: try TelegramConfiguration(config: config), context: context)
     }
@@ -53,17 +56,6 @@ public struct TelegramChannel: Channel {
         let token = configuration.botToken
         guard let colon = token.firstIndex(of: ":") else { return [token] }
         return [token, String(token[token.index(after: colon)...])]
-    }
-
-    // MARK: - Registration
-
-    /// Accepts a `chatId` that is a numeric chat id or an `@channelname`.
-    public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
-        guard device.platform == "telegram" || device.fields["chatId"] != nil else { return device }
-        guard TelegramChatID(device: device) != nil else {
-            throw ValidationError(field: "chatId", "must be a numeric chat id or an @channelname")
-        }
-        return device
     }
 
     // MARK: - Sending

@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 
 /// A Bot API answer: `{"ok": true, "result": …}` or
 /// `{"ok": false, "error_code": N, "description": "…", "parameters": {…}}`.

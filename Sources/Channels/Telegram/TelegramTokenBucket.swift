@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 
 /// A token bucket kept as a small JSON value in the channel's state store, so that every `herald`

@@ -1,7 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
 import HeraldSync
 
 /// `type: webpush`: RFC 8030 push with RFC 8291 (`aes128gcm`) encryption and RFC 8292 VAPID.
@@ -14,7 +14,7 @@ import HeraldSync
 public struct WebPushChannel: Channel, VAPIDKeyProviding {
     /// The checked configuration.
     public let settings: WebPushSettings
-    let http: HTTPClient
+    let http: any HTTPTransport
     let clock: any HeraldClock
     let random: any RandomSource
     let logger: ChannelLogger
@@ -26,7 +26,9 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     static let maxInFlight = 128
 
     /// The factory registered under `webpush`, serving platform `web`.
-    public static let factory = ChannelFactory(type: "webpush", defaultPlatforms: ["web"]) {
+    public static let factory = ChannelFactory(
+        type: "webpush", defaultPlatforms: ["web"], platforms: [WebPushPlatform.descriptor]
+    ) {
         config, context throws(ConfigError) in
         WebPushChannel(settings: try WebPushSettings.parse(config), context: context)
     }
@@ -222,22 +224,15 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     func deliverChunk(
         _ targets: [DeliveryTarget], ring: VAPIDKeyRing, payload: WebPushPayload.Template, headers: [HTTPHeader]
     ) async -> [DeliveryResult] {
-        var results = [DeliveryResult?](repeating: nil, count: targets.count)
-        var ready: [(Int, Prepared)] = []
-        ready.reserveCapacity(targets.count)
-        for (i, target) in targets.enumerated() {
-            switch prepare(target, ring: ring, payload: payload, headers: headers) {
-            case .success(let p): ready.append((i, p))
-            case .failure(let stop): results[i] = stop.result
-            }
-        }
-        if !ready.isEmpty {
-            let responses = await http.send(all: ready.map(\.1.request), maxInFlight: ready.count)
-            for ((i, prepared), response) in zip(ready, responses) {
-                results[i] = classify(targets[i], prepared, response)
-            }
-        }
-        return zip(targets, results).map { t, r in r ?? .retry(t, reason: "not attempted") }
+        await DeliveryBatch.deliver(
+            targets, over: http, maxInFlight: targets.count,
+            prepare: { target in
+                switch prepare(target, ring: ring, payload: payload, headers: headers) {
+                case .success(let p): return .send(p.request, p)
+                case .failure(let stop): return .result(stop.result)
+                }
+            },
+            classify: { target, prepared, response in classify(target, prepared, response) })
     }
 
     /// Classifies one answer (or transport error) for its target.

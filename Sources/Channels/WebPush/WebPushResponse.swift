@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 
 /// What a push service's answer means for the subscription (the dead-subscription policy). Pure.

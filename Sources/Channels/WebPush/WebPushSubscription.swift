@@ -1,6 +1,5 @@
 import ChannelAPI
 import HeraldCrypto
-import HeraldHTTP
 
 /// A device's `subscription` (`{endpoint, keys: {p256dh, auth}}`), parsed and validated: the
 /// endpoint passes ``URLPolicy`` and the keys are a P-256 point and a 16-byte secret.

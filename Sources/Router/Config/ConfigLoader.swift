@@ -46,7 +46,7 @@ public enum ConfigLoader {
     /// The first byte of `bytes` that does not start a valid UTF-8 sequence (a bad lead byte, or the
     /// lead byte of a truncated, overlong or surrogate sequence): its offset, value and 1-based line
     /// and column (the column counts characters, as YAML positions do).
-    static func firstInvalidUTF8(_ bytes: [UInt8]) -> (offset: Int, byte: UInt8, mark: YAMLMark)? {
+    static func firstInvalidUTF8(_ bytes: [UInt8]) -> (offset: Int, byte: UInt8, mark: ConfigMark)? {
         var line = 1
         var column = 1
         var i = 0
@@ -72,13 +72,13 @@ public enum ConfigLoader {
             case 0xF4:
                 length = 4
                 high = 0x8F
-            default: return (i, b, YAMLMark(line: line, column: column))
+            default: return (i, b, ConfigMark(line: line, column: column))
             }
             for k in 1..<length {
-                guard i + k < bytes.count else { return (i, b, YAMLMark(line: line, column: column)) }
+                guard i + k < bytes.count else { return (i, b, ConfigMark(line: line, column: column)) }
                 let c = bytes[i + k]
                 let (lo, hi) = k == 1 ? (low, high) : (UInt8(0x80), UInt8(0xBF))
-                guard c >= lo, c <= hi else { return (i, b, YAMLMark(line: line, column: column)) }
+                guard c >= lo, c <= hi else { return (i, b, ConfigMark(line: line, column: column)) }
             }
             if b == 0x0A {
                 line += 1
@@ -102,7 +102,7 @@ public enum ConfigLoader {
         do {
             root = try YAMLParser.parse(text)
         } catch {
-            throw ConfigError(file: file, mark: error.mark, error.message)
+            throw ConfigError(file: file, mark: error.mark.map(ConfigMark.init), error.message)
         }
         guard let root else { throw ConfigError(file: file, mark: nil, "the config is empty") }
         let top = ConfigNode(
@@ -144,7 +144,7 @@ public enum ConfigLoader {
                     switch e.key {
                     case "path":
                         // Dry runs open the store too (explain reads devices): its variables must be set.
-                        if e.value.hasUnresolvedVariables, let raw = e.value.yaml.scalar?.value {
+                        if e.value.hasUnresolvedVariables, let raw = e.value.tree.scalar {
                             _ = try e.value.expand(raw)
                         }
                         storePath = try e.value.path("store.path")
@@ -347,7 +347,7 @@ public enum ConfigLoader {
             for e in try node.mapping("route step") {
                 switch e.key {
                 case "deliver":
-                    let items = e.value.yaml.scalar != nil ? [e.value] : try e.value.sequence("deliver")
+                    let items = e.value.tree.scalar != nil ? [e.value] : try e.value.sequence("deliver")
                     guard !items.isEmpty else { throw e.value.error("deliver must name at least one channel") }
                     for item in items {
                         let n = try item.string("deliver")
@@ -371,7 +371,7 @@ public enum ConfigLoader {
                         case "type": step.whenTypes = try w.value.stringList("when.type")
                         case "severity":
                             var sev: [Severity] = []
-                            let list = w.value.yaml.scalar != nil ? [w.value] : try w.value.sequence("when.severity")
+                            let list = w.value.tree.scalar != nil ? [w.value] : try w.value.sequence("when.severity")
                             for s in list {
                                 let text = try s.string("when.severity")
                                 guard let v = Severity(rawValue: text) else {
@@ -384,7 +384,7 @@ public enum ConfigLoader {
                         }
                     }
                 case "unless-delivered":
-                    if let s = e.value.yaml.scalar, s.value == "any" {
+                    if let s = e.value.tree.scalar, s == "any" {
                         step.unlessDelivered = .any
                     } else {
                         var list: [String] = []

@@ -48,7 +48,7 @@ public struct ChannelSpec: Sendable {
     /// Hosts allowed for device-supplied URLs.
     public var allowHosts: [String]
     /// Where the channel is defined.
-    public var mark: YAMLMark
+    public var mark: ConfigMark
     /// The channel's whole node, for its factory.
     public var node: ConfigNode
 
@@ -105,13 +105,13 @@ public struct RouteStep: Sendable, Equatable {
     /// `cooldown:`: drop a repeat of the same tag within this window.
     public var cooldown: Duration?
     /// Where the step is defined.
-    public var mark: YAMLMark
+    public var mark: ConfigMark
 
     /// Creates a step.
     public init(
         deliver: [String], mode: Mode = .all, whenTypes: [String]? = nil, whenSeverities: [Severity]? = nil,
         unlessDelivered: UnlessDelivered? = nil, unlessRegistered: [String] = [], timeout: Duration? = nil,
-        cooldown: Duration? = nil, mark: YAMLMark = YAMLMark(line: 0, column: 0)
+        cooldown: Duration? = nil, mark: ConfigMark = ConfigMark(line: 0, column: 0)
     ) {
         self.deliver = deliver
         self.mode = mode

@@ -313,6 +313,7 @@ struct Executor: Sendable {
         // Resolve the devices now: a re-registration since planning (new token) is honoured, and a
         // device unregistered since then is not delivered to.
         var targets: [DeliveryTarget] = []
+        // Results are matched back by their delivery id (the record's id, carried by the target).
         var byKey: [String: (DeliveryRecord, Device?)] = [:]
         var gone: [AttemptRecord] = []
         for r in chunk {
@@ -325,10 +326,10 @@ struct Executor: Sendable {
                     continue
                 }
                 targets.append(DeliveryTarget(device: device, deliveryId: r.id, attempt: r.attempts + 1))
-                byKey[Executor.key(deviceId, platform)] = (r, device)
+                byKey[r.id] = (r, device)
             } else {
                 targets.append(DeliveryTarget(device: nil, deliveryId: r.id, attempt: r.attempts + 1))
-                byKey[Executor.key(nil, nil)] = (r, nil)
+                byKey[r.id] = (r, nil)
             }
         }
         // The channel's timeout is per request: every HTTP request the call makes gets it (cut to
@@ -359,10 +360,8 @@ struct Executor: Sendable {
         var attempts = gone
         var seen: Set<String> = []
         for result in results {
-            let key = Executor.key(result.deviceId, result.platform)
-            let fallbackKey =
-                byKey[key] == nil ? byKey.keys.first(where: { $0.hasPrefix((result.deviceId ?? "") + "\u{0}") }) : key
-            guard let k = fallbackKey, let (record, device) = byKey[k], !seen.contains(k) else { continue }
+            let k = result.deliveryId
+            guard let (record, device) = byKey[k], !seen.contains(k) else { continue }
             seen.insert(k)
             attempts.append(
                 attemptRecord(
@@ -372,7 +371,8 @@ struct Executor: Sendable {
             let reason =
                 timedOut ? "timed out after \(bound.milliseconds)ms" : "channel returned no result for this device"
             let synthetic = DeliveryResult(
-                deviceId: record.deviceId, platform: record.platform, outcome: .retry, reason: reason)
+                deliveryId: record.id, deviceId: record.deviceId, platform: record.platform, outcome: .retry,
+                reason: reason)
             attempts.append(
                 attemptRecord(
                     for: synthetic, record: record, device: device, spec: spec, notification: notification, now: now))

@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 
 /// Exponential backoff with jitter, per channel (`retry: { attempts, initial, max }`).

@@ -14,7 +14,7 @@ final class RouterGraph: Sendable {
 
     /// Builds every channel through its factory; channel-specific config errors surface here.
     static func build(
-        config: HeraldConfig, registry: ChannelRegistry, http: HTTPClient, clock: any HeraldClock,
+        config: HeraldConfig, registry: ChannelRegistry, http: any HTTPTransport, clock: any HeraldClock,
         random: any RandomSource, logSink: any LogSink, store: any HeraldStore
     ) throws(ConfigError) -> RouterGraph {
         var channels: [String: any Channel] = [:]
@@ -30,7 +30,8 @@ final class RouterGraph: Sendable {
                 state: store.channelState(spec.name))
             let channel = try factory.make(channelConfig, context)
             try channelConfig.finish()
-            channels[spec.name] = SecretScrubbingChannel(inner: channel, configSecrets: channelConfig.secrets)
+            channels[spec.name] = SecretScrubbingChannel(
+                inner: channel, configSecrets: channelConfig.secrets, registry: registry)
         }
         return RouterGraph(config: config, channels: channels)
     }

@@ -3,7 +3,7 @@ import ChannelAPI
 /// The choke point that keeps secrets out of delivery results: wraps every configured channel so that
 /// the reason, details and provider id of each result are scrubbed of the channel's config secrets
 /// (``ChannelConfig/secrets``), the secrets the channel itself reports (``Channel/secrets``) and the
-/// secret fields of the target's device, before the executor stores, reports or emits them.
+/// secret fields of the target's device (common and its platform's, ``PlatformDescriptor/secretFields``), before the executor stores, reports or emits them.
 ///
 /// A provider or proxy may echo the request (a Bot API URL with its token, a header, a device's push
 /// key) in an error page; that text becomes the delivery reason, which `send` prints, `history` lists
@@ -13,6 +13,8 @@ struct SecretScrubbingChannel: Channel {
     let inner: any Channel
     /// Secret values read from the channel's config.
     let configSecrets: [String]
+    /// The platforms' descriptors, for each device's secret field names.
+    let registry: ChannelRegistry
 
     func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
         let results = await inner.deliver(request)
@@ -21,7 +23,7 @@ struct SecretScrubbingChannel: Channel {
         let common = configSecrets + inner.secrets
         var byDevice: [String: [String]] = [:]
         for t in request.targets {
-            if let d = t.device { byDevice[d.deviceId, default: []] += d.secretValues }
+            if let d = t.device { byDevice[d.deviceId, default: []] += registry.secretValues(of: d) }
         }
         return results.map { r in
             guard r.reason != nil || !r.details.isEmpty || r.providerMessageId != nil else { return r }

@@ -243,7 +243,7 @@ public final class SQLiteStore: HeraldStore {
         guard let ns = row.string("namespace"), let id = row.string("device_id"), let p = row.string("platform"),
             let f = row.string("fields"), let fields = try? JSONValue.parse(f).objectValue
         else { throw StoreError.corrupt("device row") }
-        return Device(namespace: ns, deviceId: id, platform: p, fields: fields)
+        return Device(namespace: ns, deviceId: id, platform: p, fields: fields, address: row.string("address"))
     }
 
     static func decodeDelivery(_ row: SQLiteRow) throws -> DeliveryRecord {

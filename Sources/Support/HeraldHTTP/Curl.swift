@@ -1,5 +1,6 @@
 import CCurl
 import CHeraldShims
+import ChannelAPI
 
 /// Internal helpers around libcurl that hold no state.
 enum Curl {

@@ -1,5 +1,6 @@
 import CCurl
 import CHeraldShims
+import ChannelAPI
 import HeraldSync
 import Synchronization
 

@@ -1,3 +1,4 @@
+import ChannelAPI
 import HeraldSync
 import Synchronization
 
@@ -13,7 +14,7 @@ import Synchronization
 /// let response = try await client.send(HTTPRequest(url: "https://example.com/", body: Array("{}".utf8)))
 /// await client.shutdown()
 /// ```
-public final class HTTPClient: Sendable {
+public final class HTTPClient: HTTPTransport {
     private let loops: [EventLoop]
     private let nextLoop = Atomic<Int>(0)
     private let stats = ClientStats()

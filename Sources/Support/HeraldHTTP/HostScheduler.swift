@@ -1,3 +1,5 @@
+import ChannelAPI
+
 /// Decides, per host, whether a request may be handed to libcurl now or must wait, and in which order
 /// the waiting ones start. Pure bookkeeping: no libcurl, no threads, no clock; an ``EventLoop`` owns
 /// one and calls it from its thread only.

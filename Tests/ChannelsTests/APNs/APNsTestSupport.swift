@@ -4,6 +4,7 @@ import HeraldCrypto
 import HeraldHTTP
 import HeraldHTTPTesting
 import HeraldYAML
+import Router
 import RouterTesting
 
 @testable import APNsChannel

@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import FCMChannel
 import Foundation
 import HeraldCrypto
@@ -403,17 +404,19 @@ struct FCMChannelTests {
         await h.stop()
     }
 
-    @Test("validateRegistration accepts FCM tokens and refuses bad pushKeys")
-    func validation() async throws {
-        let h = try await FCMHarness.start()
-        _ = try await h.channel.validateRegistration(
-            FCMFixture.phone("a", pushKey: Base64.encode(Array(repeating: 1, count: 32))))
-        await #expect(throws: ValidationError.self) {
-            try await h.channel.validateRegistration(FCMFixture.phone("a", pushKey: "c2hvcnQ="))
+    @Test("The phone/wear descriptor accepts FCM tokens and refuses bad pushKeys and tokens")
+    func validation() throws {
+        let registry = ChannelRegistry([FCMChannel.factory])
+        let good = FCMFixture.phone("a", pushKey: Base64.encode(Array(repeating: 1, count: 32)))
+        #expect(try registry.validate(good).address == good.token)
+        #expect(throws: ValidationError.self) {
+            try registry.validate(FCMFixture.phone("a", pushKey: "c2hvcnQ="))
         }
-        await #expect(throws: ValidationError.self) {
-            try await h.channel.validateRegistration(Device(deviceId: "x", platform: "phone", fields: [:]))
+        #expect(throws: ValidationError.self) {
+            try registry.validate(Device(deviceId: "x", platform: "phone", fields: [:]))
         }
-        await h.stop()
+        #expect(throws: ValidationError.self) {
+            try registry.validate(Device(deviceId: "x", platform: "wear", fields: ["token": "has space"]))
+        }
     }
 }

@@ -1,6 +1,8 @@
 import ChannelAPI
+import ChannelSupport
 import FCMChannel
 import Foundation
+import HeraldChannels
 import HeraldCrypto
 import RouterTesting
 import Testing
@@ -312,13 +314,16 @@ struct FCMPayloadTests {
     @Test("phone and wear devices may carry a 32-byte base64 pushKey")
     func pushKeyRegistration() throws {
         let good = Base64.encode(Array(repeating: 7, count: 32))
-        let d = try Device(jsonText: #"{"deviceId":"p","platform":"phone","token":"abc","pushKey":"\#(good)"}"#)
+        let d = try HeraldChannels.registry.device(
+            jsonText: #"{"deviceId":"p","platform":"phone","token":"abc","pushKey":"\#(good)"}"#)
         #expect(d.string("pushKey") == good)
         #expect(throws: ValidationError.self) {
-            try Device(jsonText: #"{"deviceId":"p","platform":"wear","token":"abc","pushKey":"AAAA"}"#)
+            try HeraldChannels.registry.device(
+                jsonText: #"{"deviceId":"p","platform":"wear","token":"abc","pushKey":"AAAA"}"#)
         }
         #expect(throws: ValidationError.self) {
-            try Device(jsonText: #"{"deviceId":"p","platform":"phone","token":"abc","other":"x"}"#)
+            try HeraldChannels.registry.device(
+                jsonText: #"{"deviceId":"p","platform":"phone","token":"abc","other":"x"}"#)
         }
     }
 

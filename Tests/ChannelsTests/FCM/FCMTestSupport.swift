@@ -4,6 +4,7 @@ import Foundation
 import HeraldHTTP
 import HeraldHTTPTesting
 import HeraldYAML
+import Router
 import RouterTesting
 import Testing
 

@@ -1,5 +1,7 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
+import HeraldChannels
 import HeraldCrypto
 import HeraldHTTPTesting
 import RouterTesting
@@ -115,7 +117,7 @@ struct HomeAssistantSecretboxTests {
     @Test("Device secret: exactly 64 hex characters (HA's token_hex(32)); base64 keys are refused")
     func deviceSecretFormat() throws {
         func register(_ secret: String) throws(ValidationError) -> Device {
-            try Device(
+            try HeraldChannels.registry.device(
                 json: [
                     "deviceId": "ha", "platform": "mobile-app", "pushUrl": "https://f.example/push", "token": "fcm:t",
                     "registrationInfo": ["appId": "a", "appVersion": "1", "osVersion": "2"], "secret": .string(secret),

@@ -1,6 +1,8 @@
 import ChannelAPI
+import ChannelSupport
 import Foundation
 import HeraldYAML
+import Router
 import RouterTesting
 import Testing
 

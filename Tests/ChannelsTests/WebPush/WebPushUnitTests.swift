@@ -2,6 +2,7 @@ import ChannelAPI
 import Foundation
 import HeraldCrypto
 import HeraldYAML
+import Router
 import RouterTesting
 import Testing
 

@@ -1,4 +1,4 @@
-/// Why ``HTTPClient/send(_:)`` did not produce a response.
+/// Why ``HTTPTransport/send(_:)`` did not produce a response.
 public struct HTTPError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure.
     public enum Code: String, Sendable {

@@ -1,10 +1,6 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import Foundation
 
-/// Which peer addresses a request may connect to, checked by ``HTTPClient`` when the connection is
+/// Which peer addresses a request may connect to, checked by the ``HTTPTransport`` when the connection is
 /// made (on the address the host name resolved to), and again before a request reuses a connection.
 ///
 /// Checking a URL's text cannot keep a device-supplied URL away from internal services: `127.1`,

@@ -1,4 +1,4 @@
-/// A response received by ``HTTPClient/send(_:)``.
+/// A response received by ``HTTPTransport/send(_:)``.
 ///
 /// Any status is a response, not an error: a `404` or `500` is returned, never thrown.
 public struct HTTPResponse: Sendable {

@@ -1,3 +1,5 @@
+import ChannelAPI
+
 /// openchamber's "generic" content mode: a fixed title per notification type and the session
 /// name as the body, so no message content leaves the machine.
 public enum GenericContent {
@@ -13,7 +15,7 @@ public enum GenericContent {
     }
 
     /// The body: the session name, or a neutral text.
-    public static func body(for notification: Notification) -> String {
+    public static func body(for notification: ChannelAPI.Notification) -> String {
         notification.data["sessionName"] ?? "Open the app to see details"
     }
 }

@@ -20,7 +20,9 @@ public struct HTTPHeader: Sendable, Hashable {
 extension HTTPHeader {
     /// Whether `a` and `b` are equal after `lowercased()`, without allocating when both are ASCII
     /// (header names practically always are); other strings take the `lowercased()` comparison.
-    static func namesEqual(_ a: String, _ b: String) -> Bool {
+    /// Inlinable: HeraldHTTP calls it for every received header line.
+    @inlinable
+    public static func namesEqual(_ a: String, _ b: String) -> Bool {
         let fast: Bool?? = a.utf8.withContiguousStorageIfAvailable { ua in
             b.utf8.withContiguousStorageIfAvailable { ub in asciiNamesEqual(ua, ub) } ?? nil
         }
@@ -30,7 +32,8 @@ extension HTTPHeader {
 
     /// `a == b` ignoring ASCII case, or `nil` when either holds a non-ASCII byte (then only Unicode
     /// lowercasing can tell).
-    private static func asciiNamesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool? {
+    @usableFromInline
+    static func asciiNamesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool? {
         if a.count != b.count {
             for x in a where x >= 0x80 { return nil }
             for y in b where y >= 0x80 { return nil }
@@ -46,7 +49,7 @@ extension HTTPHeader {
         return equal
     }
 
-    @inline(__always)
+    @inline(__always) @usableFromInline
     static func asciiLower(_ byte: UInt8) -> UInt8 { byte &- 65 < 26 ? byte | 0x20 : byte }
 
 }

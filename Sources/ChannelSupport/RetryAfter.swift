@@ -1,5 +1,5 @@
+import ChannelAPI
 import Foundation
-import HeraldHTTP
 
 /// Reading a provider's "try again later" signal.
 ///

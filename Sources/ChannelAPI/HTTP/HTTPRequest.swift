@@ -1,4 +1,4 @@
-/// A request for ``HTTPClient/send(_:)``.
+/// A request for ``HTTPTransport/send(_:)``.
 public struct HTTPRequest: Sendable {
     /// The method, for example `POST` or `GET`. Must be an HTTP token (letters, digits, `!#$%&'*+-.^_|~`).
     public var method: String

@@ -1,0 +1,247 @@
+import ChannelAPI
+import Foundation
+
+/// Checks a channel module against the rules of the contract (docs/channels.md), over an
+/// in-process ``ScriptedTransport``:
+///
+/// 1. one result per target, carrying the target's `deliveryId` (and its device);
+/// 2. no throw: the factory builds the channel from the given config, and `deliver` answers every
+///    scripted answer (including transport errors) with results;
+/// 3. the same idempotency key on every retry of a delivery;
+/// 4. `dead` only for answers the channel's own table calls permanent (``deadAnswers``);
+/// 5. no configured secret (config values under secret names, ``Channel/secrets``, the devices'
+///    secret fields, ``secrets``) in anything the channel logged.
+///
+/// ```swift
+/// @Test func ntfyConforms() async throws {
+///     let check = ChannelConformance(
+///         factory: NtfyChannel.factory, config: "server: https://ntfy.example/\ntoken: tk_secret",
+///         devices: [Device(deviceId: "p", platform: "ntfy", fields: ["topic": "alerts"])])
+///     let violations = await check.run()
+///     #expect(violations.isEmpty, "\(violations)")
+/// }
+/// ```
+public struct ChannelConformance: Sendable {
+    /// One scripted provider answer: a response or a transport error.
+    public struct ScriptedAnswer: Sendable, CustomStringConvertible {
+        /// A name for reports.
+        public var name: String
+        /// The answer.
+        public var result: Result<HTTPResponse, HTTPError>
+
+        /// An answer with `status`, `body` and `headers`.
+        public static func status(_ status: Int, _ body: String = "", headers: [HTTPHeader] = []) -> ScriptedAnswer {
+            ScriptedAnswer(
+                name: "\(status) \(body)",
+                result: .success(HTTPResponse(status: status, headers: headers, body: Array(body.utf8))))
+        }
+
+        /// A transport error.
+        public static func error(_ code: HTTPError.Code) -> ScriptedAnswer {
+            ScriptedAnswer(
+                name: "error \(code.rawValue)", result: .failure(HTTPError(code, "scripted \(code.rawValue)")))
+        }
+
+        /// Creates an answer.
+        public init(name: String, result: Result<HTTPResponse, HTTPError>) {
+            self.name = name
+            self.result = result
+        }
+
+        /// The name.
+        public var description: String { name }
+    }
+
+    /// A broken rule.
+    public struct Violation: Error, Sendable, CustomStringConvertible, Equatable {
+        /// Which rule (`one-result-per-target`, `no-throw`, `idempotency-key`, `dead-only-permanent`,
+        /// `no-secret-logged`).
+        public var rule: String
+        /// What happened.
+        public var message: String
+
+        /// `rule: message`.
+        public var description: String { "\(rule): \(message)" }
+    }
+
+    /// The answers every channel is checked against: success, the common client and server errors
+    /// (with and without `Retry-After`) and transport failures.
+    public static let standardAnswers: [ScriptedAnswer] = [
+        .status(200, "{}"), .status(201, "{}"), .status(400, #"{"error":"bad"}"#), .status(401, "{}"),
+        .status(403, "{}"), .status(404, "{}"), .status(413, "{}"),
+        .status(429, "{}", headers: [HTTPHeader("retry-after", "7")]),
+        .status(500, "oops"), .status(502, "<html>bad gateway</html>"),
+        .status(503, "{}", headers: [HTTPHeader("retry-after", "3")]), .error(.timeout), .error(.connectFailed),
+        .error(.tls), .error(.blockedAddress), .error(.transport),
+    ]
+
+    /// The factory under test.
+    public var factory: ChannelFactory
+    /// The channel's config mapping as YAML (without `type:`).
+    public var config: String
+    /// Environment for `${VAR}` in the config.
+    public var environment: [String: String]
+    /// Directory relative paths in the config resolve against.
+    public var baseDirectory: String
+    /// The channel's `allow-hosts:`.
+    public var allowHosts: [String]
+    /// The devices to deliver to (none for a sink channel: one target without a device).
+    public var devices: [Device]
+    /// The notification to deliver.
+    public var notification: ChannelAPI.Notification
+    /// The answers checked (``standardAnswers`` unless given).
+    public var answers: [ScriptedAnswer]
+    /// Answers the channel's own table calls permanent for the device: the only ones that may
+    /// give `dead` (matched by name: listing `.status(404, "{}")` moves it out of ``answers``).
+    public var deadAnswers: [ScriptedAnswer]
+    /// Answers for requests outside the scenario (a token endpoint), by request; nil lets the
+    /// scenario answer.
+    public var fixed: @Sendable (HTTPRequest) -> Result<HTTPResponse, HTTPError>?
+    /// The idempotency key a request carries, if any (default: the `apns-id`, `idempotency-key` or
+    /// `webhook-id` header).
+    public var idempotencyKey: @Sendable (HTTPRequest) -> String?
+    /// Further secret values that must never be logged.
+    public var secrets: [String]
+
+    /// Creates a check.
+    public init(
+        factory: ChannelFactory, config: String, environment: [String: String] = [:],
+        baseDirectory: String = FileManager.default.currentDirectoryPath, allowHosts: [String] = [],
+        devices: [Device],
+        notification: ChannelAPI.Notification = ChannelAPI.Notification(title: "Hello", body: "World"),
+        answers: [ScriptedAnswer] = ChannelConformance.standardAnswers, deadAnswers: [ScriptedAnswer] = [],
+        fixed: @escaping @Sendable (HTTPRequest) -> Result<HTTPResponse, HTTPError>? = { _ in nil },
+        idempotencyKey: @escaping @Sendable (HTTPRequest) -> String? = ChannelConformance.headerIdempotencyKey,
+        secrets: [String] = []
+    ) {
+        self.factory = factory
+        self.config = config
+        self.environment = environment
+        self.baseDirectory = baseDirectory
+        self.allowHosts = allowHosts
+        self.devices = devices
+        self.notification = notification
+        self.answers = answers
+        self.deadAnswers = deadAnswers
+        self.fixed = fixed
+        self.idempotencyKey = idempotencyKey
+        self.secrets = secrets
+    }
+
+    /// The `apns-id`, `idempotency-key` or `webhook-id` header of `request`.
+    public static let headerIdempotencyKey: @Sendable (HTTPRequest) -> String? = { request in
+        request.headers.first { ["apns-id", "idempotency-key", "webhook-id"].contains($0.name.lowercased()) }?.value
+    }
+
+    /// Runs every answer (and, for the first answer that asks for a retry, a second attempt of the
+    /// same deliveries) and returns every broken rule; empty when the channel conforms.
+    public func run() async -> [Violation] {
+        var violations: [Violation] = []
+        var checkedRetry = false
+        let permanentNames = Set(deadAnswers.map(\.name))
+        let all = answers.filter { !permanentNames.contains($0.name) } + deadAnswers
+        for (n, scripted) in all.enumerated() {
+            let permanent = permanentNames.contains(scripted.name)
+            let transport = ScriptedTransport(fixed: fixed) { _ in scripted.result }
+            let logs = RecordingLogSink()
+            let built: (channel: any Channel, secrets: [String])
+            switch make(transport, logs) {
+            case .success(let b): built = b
+            case .failure(let v): return [v]
+            }
+            let targets =
+                devices.isEmpty
+                ? [DeliveryTarget(device: nil, deliveryId: "conformance-\(n)-sink")]
+                : devices.enumerated().map { i, d in DeliveryTarget(device: d, deliveryId: "conformance-\(n)-\(i)") }
+            let request = DeliveryRequest(notification: notification, targets: targets)
+            let results = await built.channel.deliver(request)
+            violations += Self.checkResults(results, targets: targets, answer: scripted)
+            if !permanent, let dead = results.first(where: { $0.outcome == .dead }) {
+                violations.append(
+                    Violation(
+                        rule: "dead-only-permanent",
+                        message: "answer \(scripted) gave dead (\(dead.reason ?? "")) but is not in deadAnswers"))
+            }
+            if !checkedRetry, results.contains(where: { $0.outcome == .retry }) {
+                checkedRetry = true
+                let first = transport.requests.compactMap(idempotencyKey)
+                transport.reset()
+                let again = DeliveryRequest(
+                    notification: notification,
+                    targets: targets.map { DeliveryTarget(device: $0.device, deliveryId: $0.deliveryId, attempt: 2) })
+                let retried = await built.channel.deliver(again)
+                violations += Self.checkResults(retried, targets: again.targets, answer: scripted)
+                let second = transport.requests.compactMap(idempotencyKey)
+                if first.sorted() != second.sorted() {
+                    violations.append(
+                        Violation(
+                            rule: "idempotency-key",
+                            message: "the retry carried keys \(second.sorted()), the first attempt \(first.sorted())"))
+                }
+            }
+            let secretValues = (built.secrets + built.channel.secrets + secrets + devices.flatMap(\.secretValues))
+                .filter { $0.count >= 4 }
+            let logged = logs.text
+            for s in Set(secretValues) where logged.contains(s) {
+                violations.append(
+                    Violation(
+                        rule: "no-secret-logged",
+                        message: "a secret (\(Redaction.mask(s))) was logged after answer \(scripted)"))
+            }
+            await built.channel.shutdown()
+        }
+        return violations
+    }
+
+    /// Builds the channel from ``config`` on `transport`, as the router does.
+    func make(_ transport: ScriptedTransport, _ logs: RecordingLogSink) -> Result<
+        (channel: any Channel, secrets: [String]), Violation
+    > {
+        do throws(any Error) {
+            let channelConfig = try TestConfig.channel(
+                config, name: factory.type, file: "conformance.yaml", environment: environment,
+                baseDirectory: baseDirectory, allowHosts: allowHosts)
+            let clock = ManualClock()
+            let context = ChannelContext(
+                name: factory.type, http: transport, clock: clock, random: FixedRandom(),
+                logger: ChannelLogger(source: factory.type, sink: logs, clock: clock), state: InMemoryChannelState())
+            let channel = try factory.make(channelConfig, context)
+            try channelConfig.finish()
+            return .success((channel, channelConfig.secrets))
+        } catch {
+            return .failure(Violation(rule: "no-throw", message: "the factory refused the config: \(error)"))
+        }
+    }
+
+    /// Rule 1: one result per target, each with its target's delivery id and device.
+    static func checkResults(_ results: [DeliveryResult], targets: [DeliveryTarget], answer: ScriptedAnswer)
+        -> [Violation]
+    {
+        var out: [Violation] = []
+        if results.count != targets.count {
+            out.append(
+                Violation(
+                    rule: "one-result-per-target",
+                    message: "\(results.count) results for \(targets.count) targets after answer \(answer)"))
+        }
+        let byId = Dictionary(grouping: results, by: \.deliveryId)
+        for t in targets {
+            guard let mine = byId[t.deliveryId], mine.count == 1, let r = mine.first else {
+                out.append(
+                    Violation(
+                        rule: "one-result-per-target",
+                        message:
+                            "\(byId[t.deliveryId]?.count ?? 0) results carry deliveryId \(t.deliveryId) after answer \(answer)"
+                    ))
+                continue
+            }
+            if r.deviceId != t.device?.deviceId {
+                out.append(
+                    Violation(
+                        rule: "one-result-per-target",
+                        message: "the result for \(t.deliveryId) names device \(r.deviceId ?? "nil")"))
+            }
+        }
+        return out
+    }
+}
