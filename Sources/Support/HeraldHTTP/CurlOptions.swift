@@ -1,6 +1,6 @@
-import ChannelAPI
 import CCurl
 import CHeraldShims
+import ChannelAPI
 
 #if canImport(Glibc)
     import Glibc
