@@ -32,18 +32,19 @@ public final class SQLiteConnection {
         throw SQLiteError(code: Self.extendedCode(db, fallback: rc), call: "sqlite3_exec", message: message)
     }
 
-    /// Runs exactly one statement with positional `?` bindings, discarding any result rows.
+    /// Runs exactly one statement, binding the values interpolated into it (see ``SQL``), and
+    /// discards any result rows.
     ///
     /// Prepared statements are cached by SQL text, so repeating the same SQL skips `sqlite3_prepare_v2`.
-    public func run(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) {
-        let _: Void? = try withStatement(sql, bindings) { (statement) throws(SQLiteError) in
+    public func run(_ sql: SQL) throws(SQLiteError) {
+        let _: Void? = try withStatement(sql.text, sql.bindings) { (statement) throws(SQLiteError) in
             while try step(statement) {}
         }
     }
 
-    /// Runs exactly one statement with positional `?` bindings and returns every result row.
-    public func query(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
-        let result: [SQLiteRow]? = try withStatement(sql, bindings) { (statement) throws(SQLiteError) in
+    /// Runs exactly one statement, binding the values interpolated into it, and returns every result row.
+    public func query(_ sql: SQL) throws(SQLiteError) -> [SQLiteRow] {
+        let result: [SQLiteRow]? = try withStatement(sql.text, sql.bindings) { (statement) throws(SQLiteError) in
             var rows: [SQLiteRow] = []
             let count = Int(sqlite3_column_count(statement))
             var columns: [String] = []
@@ -67,8 +68,54 @@ public final class SQLiteConnection {
     }
 
     /// Runs one statement and returns its first row, or `nil` when it produced none.
-    public func queryOne(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteRow? {
-        try query(sql, bindings).first
+    public func queryOne(_ sql: SQL) throws(SQLiteError) -> SQLiteRow? {
+        try query(sql).first
+    }
+
+    /// Runs `body` as one unit of work and returns its value.
+    ///
+    /// Outside a transaction this is `BEGIN IMMEDIATE … COMMIT`; inside one (a `body` that calls it
+    /// again, or a caller that began one) it is `SAVEPOINT … RELEASE`, so only `body`'s own work is
+    /// undone when it fails. Any error thrown by `body` (or by `COMMIT`) rolls the work back and is
+    /// rethrown unchanged.
+    ///
+    /// With ``SQLiteTransactionEnd/rollBack`` the work is always rolled back, also when `body`
+    /// succeeds: a rehearsal that shows whether the writes would succeed without keeping them.
+    public func transaction<T>(
+        _ end: SQLiteTransactionEnd = .commit, _ body: (SQLiteConnection) throws -> T
+    ) throws -> T {
+        let db = try open()
+        let nested = sqlite3_get_autocommit(db) == 0
+        let begin = nested ? "SAVEPOINT herald_unit" : "BEGIN IMMEDIATE"
+        let commit = nested ? "RELEASE herald_unit" : "COMMIT"
+        let rollback = nested ? "ROLLBACK TO herald_unit; RELEASE herald_unit" : "ROLLBACK"
+        try execute(begin)
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            // The transaction may already be gone (SQLite rolls back on some errors); undo what is left.
+            try? execute(rollback)
+            throw error
+        }
+        if end == .rollBack {
+            try execute(rollback)
+            return value
+        }
+        do {
+            try execute(commit)
+        } catch {
+            // COMMIT may fail (e.g. SQLITE_BUSY) leaving the transaction open; roll back either way.
+            try? execute(rollback)
+            throw error
+        }
+        return value
+    }
+
+    /// `true` while a transaction is open on this connection (`sqlite3_get_autocommit` is 0).
+    public var isInTransaction: Bool {
+        guard let handle else { return false }
+        return sqlite3_get_autocommit(handle) == 0
     }
 
     /// The rowid of the most recent successful `INSERT` on this connection (`sqlite3_last_insert_rowid`).
@@ -262,4 +309,12 @@ public final class SQLiteConnection {
             return .null
         }
     }
+}
+
+/// How ``SQLiteConnection/transaction(_:_:)`` ends a unit of work whose body succeeded.
+public enum SQLiteTransactionEnd: Sendable, Equatable {
+    /// Keep the work (`COMMIT`, or `RELEASE` of the savepoint).
+    case commit
+    /// Undo the work (`ROLLBACK`, or `ROLLBACK TO` the savepoint): a rehearsal.
+    case rollBack
 }
