@@ -1,5 +1,6 @@
 import CHeraldShims
 import CSQLite
+import Foundation
 
 /// A connection borrowed inside ``SQLiteDatabase/withConnection(_:)`` or ``SQLiteDatabase/transaction(_:)``.
 ///
@@ -10,7 +11,7 @@ public final class SQLiteConnection {
     static let statementCacheLimit = 64
 
     private var handle: OpaquePointer?
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [StatementKey: OpaquePointer] = [:]
 
     init(handle: OpaquePointer) {
         self.handle = handle
@@ -35,16 +36,17 @@ public final class SQLiteConnection {
     /// Runs exactly one statement, binding the values interpolated into it (see ``SQL``), and
     /// discards any result rows.
     ///
-    /// Prepared statements are cached by SQL text, so repeating the same SQL skips `sqlite3_prepare_v2`.
+    /// Prepared statements are cached by SQL text (its UTF-8 bytes), so repeating the same SQL skips
+    /// `sqlite3_prepare_v2`.
     public func run(_ sql: SQL) throws(SQLiteError) {
-        let _: Void? = try withStatement(sql.text, sql.bindings) { (statement) throws(SQLiteError) in
+        let _: Void? = try withStatement(sql) { (statement) throws(SQLiteError) in
             while try step(statement) {}
         }
     }
 
     /// Runs exactly one statement, binding the values interpolated into it, and returns every result row.
     public func query(_ sql: SQL) throws(SQLiteError) -> [SQLiteRow] {
-        let result: [SQLiteRow]? = try withStatement(sql.text, sql.bindings) { (statement) throws(SQLiteError) in
+        let result: [SQLiteRow]? = try withStatement(sql) { (statement) throws(SQLiteError) in
             var rows: [SQLiteRow] = []
             let count = Int(sqlite3_column_count(statement))
             var columns: [String] = []
@@ -179,8 +181,9 @@ public final class SQLiteConnection {
 
     /// Prepares (or reuses) the statement, binds, runs `body`, and always resets the statement afterwards.
     private func withStatement<T>(
-        _ sql: String, _ bindings: [SQLiteValue], _ body: (OpaquePointer) throws(SQLiteError) -> T
+        _ sql: SQL, _ body: (OpaquePointer) throws(SQLiteError) -> T
     ) throws(SQLiteError) -> T? {
+        let bindings = sql.bindings
         guard let statement = try statement(for: sql) else {
             // Empty SQL (only whitespace or comments) prepares to no statement at all.
             guard bindings.isEmpty else {
@@ -198,8 +201,10 @@ public final class SQLiteConnection {
         return try body(statement)
     }
 
-    private func statement(for sql: String) throws(SQLiteError) -> OpaquePointer? {
-        if let cached = statements[sql] { return cached }
+    private func statement(for query: SQL) throws(SQLiteError) -> OpaquePointer? {
+        let key = StatementKey(utf8: query.utf8)
+        if let cached = statements[key] { return cached }
+        let sql = query.text
         let db = try open()
         var statement: OpaquePointer?
         var tail: UnsafePointer<CChar>?
@@ -229,17 +234,17 @@ public final class SQLiteConnection {
             }
             statements.removeAll()
         }
-        statements[sql] = statement
+        statements[key] = statement
         return statement
     }
 
-    private func bind(_ bindings: [SQLiteValue], to statement: OpaquePointer, sql: String) throws(SQLiteError) {
+    private func bind(_ bindings: [SQLiteValue], to statement: OpaquePointer, sql: SQL) throws(SQLiteError) {
         let expected = Int(sqlite3_bind_parameter_count(statement))
         guard expected == bindings.count else {
             throw SQLiteError(
                 code: SQLITE_RANGE, call: "sqlite3_bind",
                 message: "statement takes \(expected) bindings but \(bindings.count) were given — in SQL: "
-                    + String(sql.prefix(200)))
+                    + String(sql.text.prefix(200)))
         }
         for (offset, value) in bindings.enumerated() {
             let index = Int32(offset + 1)
@@ -307,6 +312,26 @@ public final class SQLiteConnection {
             return .blob(Array(UnsafeRawBufferPointer(start: data, count: count)))
         default:
             return .null
+        }
+    }
+}
+
+/// The prepared-statement cache's key: the statement's UTF-8 bytes, hashed and compared in bulk.
+private struct StatementKey: Hashable {
+    let utf8: [UInt8]
+
+    func hash(into hasher: inout Hasher) {
+        utf8.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    static func == (lhs: StatementKey, rhs: StatementKey) -> Bool {
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        guard !lhs.utf8.isEmpty else { return true }
+        return lhs.utf8.withUnsafeBytes { left in
+            rhs.utf8.withUnsafeBytes { right in
+                guard let l = left.baseAddress, let r = right.baseAddress else { return false }
+                return memcmp(l, r, left.count) == 0
+            }
         }
     }
 }
