@@ -394,8 +394,9 @@ public final class SQLiteStore: HeraldStore {
             } catch let error as SQLiteError where error.isConstraintViolation {
                 throw StoreError.duplicateNotification(notification.id)
             }
-            // Multi-row INSERTs (64 rows a statement) cut the per-statement cost of large fan-outs.
-            let batch = 64
+            // Multi-row INSERTs (256 rows a statement) cut the per-statement cost of large fan-outs; the
+            // larger batch (64 before) also pays for building each row by interpolation (BENCHMARKS.md).
+            let batch = 256
             var start = 0
             while start < deliveries.count {
                 let slice = deliveries[start..<min(deliveries.count, start + batch)]
@@ -408,7 +409,7 @@ public final class SQLiteStore: HeraldStore {
                     """
                 insert.reserveBindings(slice.count * 10)
                 for (offset, d) in zip(0..., slice) {
-                    insert.append(offset == 0 ? " " : ", ")
+                    if offset > 0 { insert.appendLiteral(",") }
                     // A new row has made no attempt yet: attempts is 0.
                     insert.append(
                         """

@@ -54,6 +54,12 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomS
         bindings += other.bindings
     }
 
+    /// Appends literal text (a separator between fragments built in a loop) without building an
+    /// `SQL` value for it.
+    public mutating func appendLiteral(_ literal: StaticString) {
+        literal.withUTF8Buffer { utf8.append(contentsOf: $0) }
+    }
+
     /// Reserves room for `bindings` more bound values (a large multi-row `INSERT`).
     public mutating func reserveBindings(_ count: Int) {
         bindings.reserveCapacity(bindings.count + max(0, count))
