@@ -62,15 +62,15 @@ import Testing
         let store = try SQLiteStore(path: ":memory:", clock: ManualClock(start: Self.past))
         defer { store.close() }
         let n = Notification(title: "fan-out")
-        let deliveries = (0..<130).map { i in
+        let deliveries = (0..<600).map { i in  // two full statements of 256 rows and one of 88
             DeliveryRecord(
-                id: String(format: "d%04d", i), notificationId: n.id, step: i % 2, position: i, channel: "fcm",
+                id: "d\(10_000 + i)", notificationId: n.id, step: i % 2, position: i, channel: "fcm",
                 deviceId: i == 7 ? nil : "dev'\(i)", platform: "phone", state: .pending,
                 reason: i == 3 ? "why'not" : nil, updatedAt: Self.past)
         }
         try store.insertNotification(n, steps: [], deliveries: deliveries, now: Self.past)
         let stored = try store.deliveries(notificationId: n.id)
-        #expect(stored.count == 130)
+        #expect(stored.count == 600)
         let byId = Dictionary(uniqueKeysWithValues: stored.map { ($0.id, $0) })
         for d in deliveries {
             let s = try #require(byId[d.id])
