@@ -116,7 +116,10 @@ public struct SQL: Sendable, Hashable, ExpressibleByStringInterpolation, CustomS
         where S.Element: SQLiteBindable {
             var first = true
             for value in values {
-                if !first { utf8 += [UInt8(ascii: ","), UInt8(ascii: " ")] }
+                if !first {
+                    utf8.append(UInt8(ascii: ","))
+                    utf8.append(UInt8(ascii: " "))
+                }
                 utf8.append(UInt8(ascii: "?"))
                 first = false
                 bindings.append(value.sqliteValue)
