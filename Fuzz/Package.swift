@@ -21,14 +21,14 @@ let package = Package(
         .target(name: "FuzzInput", path: "Sources/FuzzInput"),
         target("fuzz-config", [herald("Router"), herald("HeraldChannels")]),
         target("fuzz-json", [herald("ChannelAPI")]),
-        target("fuzz-device", [herald("ChannelAPI")]),
+        target("fuzz-device", [herald("ChannelAPI"), herald("HeraldChannels")]),
         target("fuzz-notification", [herald("ChannelAPI")]),
-        target("fuzz-retry-after", [herald("ChannelAPI")]),
-        target("fuzz-apns-response", [herald("HeraldChannels")]),
+        target("fuzz-retry-after", [herald("ChannelSupport")]),
+        target("fuzz-apns-response", [herald("HeraldChannels"), herald("ChannelSupport")]),
         target("fuzz-fcm-response", [herald("HeraldChannels")]),
         target("fuzz-webpush-response", [herald("HeraldChannels")]),
         target("fuzz-telegram-response", [herald("HeraldChannels")]),
-        target("fuzz-relay-response", [herald("HeraldChannels")]),
+        target("fuzz-relay-response", [herald("HeraldChannels"), herald("ChannelSupport")]),
         target("fuzz-live-activity", [herald("HeraldChannels")]),
     ]
 )

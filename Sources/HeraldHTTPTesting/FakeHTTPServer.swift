@@ -164,9 +164,27 @@ public final class FakeHTTPServer: Sendable {
     }
 
     /// Stops the server process and removes its temporary files. Calling it again does nothing.
+    ///
+    /// Waits for the process without holding a thread: `Process.waitUntilExit` spins its thread's run
+    /// loop, and two such waits on a 2-core machine's concurrency pool starved every other test.
     public func stop() async {
-        channel.terminate(wait: true)
+        if let process = channel.terminate(wait: false) { await Self.reap(process) }
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Polls until `process` has ended: SIGTERM was sent; after 5 s, SIGKILL; after 10 s it gives up.
+    private static func reap(_ process: Process) async {
+        let started = ContinuousClock.now
+        var killed = false
+        while process.isRunning {
+            let waited = ContinuousClock.now - started
+            if waited > .seconds(10) { return }
+            if waited > .seconds(5), !killed {
+                kill(process.processIdentifier, SIGKILL)
+                killed = true
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     private func command(_ value: some Encodable) async throws -> WireReply {
@@ -281,7 +299,10 @@ private final class ControlChannel: Sendable {
     }
 
     /// Kills the child (SIGTERM) and fails pending commands.
-    func terminate(wait: Bool) {
+    /// Closes the control pipe and sends SIGTERM; with `wait`, blocks until the process has ended.
+    /// Returns the process that was running, if any.
+    @discardableResult
+    func terminate(wait: Bool) -> Process? {
         let (process, input, orphans) = state.withLock { state in
             defer {
                 state.process = nil
@@ -293,8 +314,9 @@ private final class ControlChannel: Sendable {
         }
         for waiter in orphans { waiter.resume(throwing: FakeHTTPServerError("the server was stopped")) }
         try? input?.close()
-        guard let process else { return }
+        guard let process else { return nil }
         if process.isRunning { process.terminate() }
         if wait { process.waitUntilExit() }
+        return process
     }
 }

@@ -147,7 +147,7 @@ public final class RunningSubprocess: @unchecked Sendable {
     @discardableResult
     public func kill() async throws -> Subprocess.Result {
         send(SIGKILL)
-        process.waitUntilExit()
+        // waitForExit polls without holding a thread (waitUntilExit would spin one of the pool's).
         guard let result = try await waitForExit() else { throw SubprocessError("still running after SIGKILL") }
         return result
     }

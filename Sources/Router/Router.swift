@@ -53,7 +53,7 @@ public final class Router: Sendable {
             store = s
             ownsStore = false
         } else {
-            store = try SQLiteStore(path: config.storePath)
+            store = try SQLiteStore(path: config.storePath, clock: options.clock)
             ownsStore = true
         }
         logSink = options.logSink ?? StandardErrorLogSink(minimumLevel: config.logLevel)

@@ -42,14 +42,13 @@ private struct Boom: Error {}
         let bytes: [UInt8] = [0, 1, 2, 255]
         let id = try db.withConnection { connection in
             try connection.run(
-                "INSERT INTO t (i, r, s, b, n) VALUES (?, ?, ?, ?, ?)",
-                [.integer(Int64.max), .real(3.25), .text(text), .blob(bytes), .null])
+                "INSERT INTO t (i, r, s, b, n) VALUES (\(Int64.max), \(3.25), \(text), \(bytes), \(SQLiteValue.null))")
             #expect(connection.changes == 1)
             return connection.lastInsertRowID
         }
         #expect(id == 1)
 
-        let row = try #require(try db.query("SELECT * FROM t WHERE id = ?", [.integer(id)]).first)
+        let row = try #require(try db.query("SELECT * FROM t WHERE id = \(id)").first)
         #expect(row.columns == ["id", "i", "r", "s", "b", "n"])
         #expect(row.int("i") == Int64.max)
         #expect(row.double("r") == 3.25)
@@ -62,14 +61,14 @@ private struct Boom: Error {}
         #expect(row.string("i") == nil)
 
         // Empty text and empty blob stay non-NULL.
-        try db.run("UPDATE t SET s = ?, b = ? WHERE id = ?", [.text(""), .blob([]), .integer(id)])
+        try db.run("UPDATE t SET s = \(""), b = \([UInt8]()) WHERE id = \(id)")
         let updated = try #require(try db.query("SELECT s, b, typeof(b) AS kind FROM t").first)
         #expect(updated["s"] == .text(""))
         #expect(updated["b"] == .blob([]))
         #expect(updated.string("kind") == "blob")
 
         try db.withConnection { connection in
-            try connection.run("DELETE FROM t WHERE id = ?", [.integer(id)])
+            try connection.run("DELETE FROM t WHERE id = \(id)")
             #expect(connection.changes == 1)
             #expect(try connection.queryOne("SELECT * FROM t") == nil)
         }
@@ -80,8 +79,8 @@ private struct Boom: Error {}
         try db.execute("CREATE TABLE t (v INTEGER)")
         try db.withConnection { connection in
             let before = connection.cachedStatementCount
-            try connection.run("INSERT INTO t (v) VALUES (?)", [.integer(1)])
-            try connection.run("INSERT INTO t (v) VALUES (?)", [.integer(2)])
+            try connection.run("INSERT INTO t (v) VALUES (\(1))")
+            try connection.run("INSERT INTO t (v) VALUES (\(2))")
             #expect(connection.cachedStatementCount == before + 1)
             let rows = try connection.query("SELECT v FROM t ORDER BY v")
             let again = try connection.query("SELECT v FROM t ORDER BY v")
@@ -194,9 +193,9 @@ private struct Boom: Error {}
     @Test func constraintViolationCarriesSQLiteMessage() throws {
         let db = try SQLiteDatabase(path: ":memory:")
         try db.execute("CREATE TABLE u (email TEXT UNIQUE NOT NULL)")
-        try db.run("INSERT INTO u VALUES (?)", [.text("a@example.com")])
+        try db.run("INSERT INTO u VALUES (\("a@example.com"))")
         let error = #expect(throws: SQLiteError.self) {
-            try db.run("INSERT INTO u VALUES (?)", [.text("a@example.com")])
+            try db.run("INSERT INTO u VALUES (\("a@example.com"))")
         }
         #expect(error?.isConstraintViolation == true)
         #expect(error?.isBusy == false)
@@ -204,7 +203,7 @@ private struct Boom: Error {}
         #expect(error?.call == "sqlite3_step")
         #expect(error?.message.contains("UNIQUE constraint failed: u.email") == true)
         // The cached statement still works after the failure.
-        try db.run("INSERT INTO u VALUES (?)", [.text("b@example.com")])
+        try db.run("INSERT INTO u VALUES (\("b@example.com"))")
     }
 
     @Test func badSQLNamesPrepare() throws {
@@ -255,14 +254,12 @@ private struct Boom: Error {}
                     for n in 0..<50 {
                         if n % 10 == 0 {
                             try db.transaction { connection in
-                                try connection.run(
-                                    "INSERT INTO t VALUES (?, ?)", [.integer(Int64(task)), .integer(-1)])
-                                try connection.run(
-                                    "INSERT INTO t VALUES (?, ?)", [.integer(Int64(task)), .integer(-2)])
+                                try connection.run("INSERT INTO t VALUES (\(task), \(-1))")
+                                try connection.run("INSERT INTO t VALUES (\(task), \(-2))")
                             }
                         }
-                        try db.run("INSERT INTO t VALUES (?, ?)", [.integer(Int64(task)), .integer(Int64(n))])
-                        _ = try db.query("SELECT count(*) FROM t WHERE task = ?", [.integer(Int64(task))])
+                        try db.run("INSERT INTO t VALUES (\(task), \(n))")
+                        _ = try db.query("SELECT count(*) FROM t WHERE task = \(task)")
                     }
                 }
             }

@@ -14,7 +14,8 @@ import Testing
         let fixture = try await FCMFanOutFixture.make(devices: Self.devices)
         let server = fixture.server
         let cli = fixture.cli
-        try await fixture.answer([FCMFanOutFixture.ok(delay: .milliseconds(5))])
+        // Slow enough answers (500 in flight, 200 ms each) that the poll below sees the fan-out mid-way.
+        try await fixture.answer([FCMFanOutFixture.ok(delay: .milliseconds(200))])
 
         // Start the fan-out and kill it with SIGKILL once part of it has reached the provider.
         let send = try cli.launch([

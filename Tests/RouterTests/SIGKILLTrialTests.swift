@@ -24,10 +24,10 @@ import Testing
     }
 
     static let plans: [Plan] = [
-        Plan(devices: 1, victim: .send, trials: 8, window: .milliseconds(300)),
+        Plan(devices: 1, victim: .send, trials: 8, window: .milliseconds(600)),
         Plan(devices: 1, victim: .drain, trials: 5, window: .milliseconds(300)),
         Plan(devices: 1, victim: .run, trials: 5, window: .milliseconds(400)),
-        Plan(devices: 10, victim: .send, trials: 8, window: .milliseconds(300)),
+        Plan(devices: 10, victim: .send, trials: 8, window: .milliseconds(600)),
         Plan(devices: 10, victim: .drain, trials: 5, window: .milliseconds(300)),
         Plan(devices: 10, victim: .run, trials: 5, window: .milliseconds(400)),
         Plan(devices: 1_000, victim: .send, trials: 8, window: .milliseconds(800)),
@@ -65,7 +65,7 @@ import Testing
                 #expect(queued.code == 0, "\(label): \(queued.stderr)")
             }
             // A slow-enough sink that the kill window covers the fan-out's sends, not only start-up.
-            try await fixture.answer([FCMFanOutFixture.ok(delay: .milliseconds(plan.devices >= 1_000 ? 5 : 150))])
+            try await fixture.answer([FCMFanOutFixture.ok(delay: .milliseconds(plan.devices >= 1_000 ? 5 : 600))])
             let args: [String] =
                 switch plan.victim {
                 case .send: ["send", "--json", notification]

@@ -1,5 +1,6 @@
 import APNsChannel
 import ChannelAPI
+import ChannelSupport
 import FuzzInput
 
 /// libFuzzer entry: APNs's answer classifier, fed a status, a `Retry-After` and a body.

@@ -1,4 +1,5 @@
 import ChannelAPI
+import ChannelSupport
 import FuzzInput
 
 @testable import RelayChannel

@@ -1,4 +1,4 @@
-import ChannelAPI
+import ChannelSupport
 import FuzzInput
 
 /// libFuzzer entry: any `Retry-After` text gives a duration or nil; never a trap.

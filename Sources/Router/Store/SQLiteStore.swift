@@ -4,7 +4,7 @@ import HeraldSQLite
 import HeraldSync
 import Synchronization
 
-/// How ``SQLiteStore/init(path:access:)`` opens an existing store file.
+/// How ``SQLiteStore/init(path:access:clock:)`` opens an existing store file.
 public enum StoreAccess: Sendable, Equatable {
     /// Read-write when the file and its directory are writable (as `access(2)` judges), read-only
     /// otherwise, so reads still work where writes cannot.
@@ -27,6 +27,9 @@ public final class SQLiteStore: HeraldStore {
     public let path: String
     /// Why writes are refused, or nil when the store is writable.
     public let readOnlyReason: String?
+    /// The clock for the times the store stamps itself (a channel state's `updated_at`); every
+    /// other time is the `now` its caller passes.
+    let clock: any HeraldClock
     /// Decoded devices per namespace, valid while neither this store (``deviceGeneration``) nor another
     /// connection (`PRAGMA data_version`) has written since. Planning a 10,000-device fan-out then
     /// costs no JSON decoding.
@@ -44,9 +47,11 @@ public final class SQLiteStore: HeraldStore {
     /// (0 bytes, not SQLite, SQLite without Herald's schema), ``StoreError/newerSchema(path:version:supported:)``
     /// for a store from a newer Herald, and ``StoreError/cannotOpen(path:reason:)`` when the file cannot be
     /// opened or created. With ``StoreAccess/automatic`` a store whose file or directory is not writable
-    /// opens read-only (see ``readOnlyReason``).
-    public init(path: String, access: StoreAccess = .automatic) throws {
+    /// opens read-only (see ``readOnlyReason``). `clock` stamps the writes that are not given a time
+    /// (channel state); pass the router's clock.
+    public init(path: String, access: StoreAccess = .automatic, clock: any HeraldClock = SystemClock()) throws {
         self.path = path
+        self.clock = clock
         if path.isEmpty || path == ":memory:" {
             db = try SQLiteDatabase(path: path)
             try SQLiteStore.initialize(db)
@@ -231,13 +236,12 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Encoding helpers
 
-    static func ms(_ d: Date) -> SQLiteValue { .integer(d.millisecondsSince1970) }
+    /// A date as stored: milliseconds since 1970.
+    static func ms(_ d: Date) -> Int64 { d.millisecondsSince1970 }
     static func date(_ v: SQLiteValue) -> Date? {
         if case .integer(let i) = v { return Date(timeIntervalSince1970: Double(i) / 1000) }
         return nil
     }
-    static func text(_ s: String?) -> SQLiteValue { s.map { .text($0) } ?? .null }
-    static func int(_ i: Int?) -> SQLiteValue { i.map { .integer(Int64($0)) } ?? .null }
 
     static func decodeDevice(_ row: SQLiteRow) throws -> Device {
         guard let ns = row.string("namespace"), let id = row.string("device_id"), let p = row.string("platform"),
@@ -281,31 +285,34 @@ public final class SQLiteStore: HeraldStore {
         var moved: [String] = []
         if let address = device.address {
             let others = try c.query(
-                "SELECT namespace, device_id, platform FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
-                [.text(address), .text(device.namespace), .text(device.deviceId), .text(device.platform)])
+                """
+                SELECT namespace, device_id, platform FROM devices WHERE address = \(address)
+                  AND NOT (namespace = \(device.namespace) AND device_id = \(device.deviceId) AND platform = \(device.platform))
+                """)
             for o in others {
                 moved.append(
                     "\(o.string("namespace") ?? "")/\(o.string("device_id") ?? "")/\(o.string("platform") ?? "")")
             }
             try c.run(
-                "DELETE FROM devices WHERE address = ? AND NOT (namespace = ? AND device_id = ? AND platform = ?)",
-                [.text(address), .text(device.namespace), .text(device.deviceId), .text(device.platform)])
+                """
+                DELETE FROM devices WHERE address = \(address)
+                  AND NOT (namespace = \(device.namespace) AND device_id = \(device.deviceId) AND platform = \(device.platform))
+                """)
         }
         let existing = try c.queryOne(
-            "SELECT created_at FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
-            [.text(device.namespace), .text(device.deviceId), .text(device.platform)])
+            """
+            SELECT created_at FROM devices
+            WHERE namespace = \(device.namespace) AND device_id = \(device.deviceId) AND platform = \(device.platform)
+            """)
+        let fields = JSONValue.object(device.fields).canonicalString
         try c.run(
             """
             INSERT INTO devices(namespace, device_id, platform, address, fields, created_at, updated_at)
-            VALUES(?, ?, ?, ?, ?, ?, ?)
+            VALUES(\(device.namespace), \(device.deviceId), \(device.platform), \(device.address), \(fields),
+              \(ms(now)), \(ms(now)))
             ON CONFLICT(namespace, device_id, platform) DO UPDATE SET
               address = excluded.address, fields = excluded.fields, updated_at = excluded.updated_at
-            """,
-            [
-                .text(device.namespace), .text(device.deviceId), .text(device.platform),
-                SQLiteStore.text(device.address), .text(JSONValue.object(device.fields).canonicalString),
-                SQLiteStore.ms(now), SQLiteStore.ms(now),
-            ])
+            """)
         return UpsertResult(created: existing == nil, moved: moved)
     }
 
@@ -316,11 +323,10 @@ public final class SQLiteStore: HeraldStore {
         return try db.withConnection { c in
             if let platform {
                 try c.run(
-                    "DELETE FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
-                    [.text(namespace), .text(deviceId), .text(platform)])
+                    "DELETE FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId) AND platform = \(platform)"
+                )
             } else {
-                try c.run(
-                    "DELETE FROM devices WHERE namespace = ? AND device_id = ?", [.text(namespace), .text(deviceId)])
+                try c.run("DELETE FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId)")
             }
             return c.changes
         }
@@ -331,7 +337,7 @@ public final class SQLiteStore: HeraldStore {
         try checkWritable("remove a device")
         defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
         return try db.withConnection { c in
-            try c.run("DELETE FROM devices WHERE namespace = ? AND address = ?", [.text(namespace), .text(address)])
+            try c.run("DELETE FROM devices WHERE namespace = \(namespace) AND address = \(address)")
             return c.changes
         }
     }
@@ -351,7 +357,7 @@ public final class SQLiteStore: HeraldStore {
             return cached.devices
         }
         let devices = try db.query(
-            "SELECT * FROM devices WHERE namespace = ? ORDER BY device_id, platform", [.text(namespace)]
+            "SELECT * FROM devices WHERE namespace = \(namespace) ORDER BY device_id, platform"
         ).map(SQLiteStore.decodeDevice)
         deviceCache.withLock { cache in
             if cache.count > 64 { cache.removeAll() }
@@ -363,8 +369,7 @@ public final class SQLiteStore: HeraldStore {
     /// See ``HeraldStore``.
     public func device(namespace: String, deviceId: String, platform: String) throws -> Device? {
         try db.query(
-            "SELECT * FROM devices WHERE namespace = ? AND device_id = ? AND platform = ?",
-            [.text(namespace), .text(deviceId), .text(platform)]
+            "SELECT * FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId) AND platform = \(platform)"
         ).first.map(SQLiteStore.decodeDevice)
     }
 
@@ -376,37 +381,43 @@ public final class SQLiteStore: HeraldStore {
     ) throws {
         try checkWritable("store a notification")
         try db.transaction { c in
+            let n = notification
+            let body = n.json.canonicalString
+            let stepsJSON = JSONValue.array(steps.map(\.json)).canonicalString
+            let at = SQLiteStore.ms(now)
             do {
                 try c.run(
-                    "INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at) VALUES(?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        .text(notification.id), .text(notification.namespace), .text(notification.type),
-                        SQLiteStore.text(notification.collapseTag), .text(notification.json.canonicalString),
-                        .text(JSONValue.array(steps.map(\.json)).canonicalString), SQLiteStore.ms(now),
-                    ])
+                    """
+                    INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
+                    VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
+                    """)
             } catch let error as SQLiteError where error.isConstraintViolation {
                 throw StoreError.duplicateNotification(notification.id)
             }
-            // Multi-row INSERTs (64 rows a statement) cut the per-statement cost of large fan-outs.
-            let batch = 64
+            // Multi-row INSERTs (256 rows a statement) cut the per-statement cost of large fan-outs; the
+            // larger batch (64 before) also pays for building each row by interpolation (BENCHMARKS.md).
+            let batch = 256
             var start = 0
             while start < deliveries.count {
                 let slice = deliveries[start..<min(deliveries.count, start + batch)]
                 start += batch
-                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)", count: slice.count).joined(
-                    separator: ", ")
-                var values: [SQLiteValue] = []
-                values.reserveCapacity(slice.count * 10)
-                for d in slice {
-                    values += [
-                        .text(d.id), .text(d.notificationId), .integer(Int64(d.step)), .integer(Int64(d.position)),
-                        .text(d.channel), SQLiteStore.text(d.deviceId), SQLiteStore.text(d.platform),
-                        .text(d.state.rawValue), SQLiteStore.text(d.reason), SQLiteStore.ms(now),
-                    ]
+                var insert: SQL = """
+                    INSERT INTO deliveries(
+                      id, notification_id, step, position, channel, device_id, platform, state, attempts, reason,
+                      updated_at)
+                    VALUES
+                    """
+                insert.reserveBindings(slice.count * 10)
+                for (offset, d) in zip(0..., slice) {
+                    if offset > 0 { insert.appendLiteral(",") }
+                    // A new row has made no attempt yet: attempts is 0.
+                    insert.append(
+                        """
+                        (\(d.id), \(d.notificationId), \(d.step), \(d.position), \(d.channel), \(d.deviceId), \(d.platform), \
+                        \(d.state.rawValue), 0, \(d.reason), \(at))
+                        """)
                 }
-                try c.run(
-                    "INSERT INTO deliveries(id, notification_id, step, position, channel, device_id, platform, state, attempts, reason, updated_at) VALUES "
-                        + rows, values)
+                try c.run(insert)
             }
         }
     }
@@ -414,7 +425,7 @@ public final class SQLiteStore: HeraldStore {
     /// See ``HeraldStore``.
     public func notification(id: String) throws -> StoredNotification? {
         guard
-            let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = ?", [.text(id)]).first
+            let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = \(id)").first
         else { return nil }
         guard let body = row.string("body"), let n = try? Notification(jsonText: body),
             let at = SQLiteStore.date(row["created_at"]),
@@ -426,8 +437,7 @@ public final class SQLiteStore: HeraldStore {
     /// See ``HeraldStore``.
     public func deliveries(notificationId: String) throws -> [DeliveryRecord] {
         try db.query(
-            "SELECT * FROM deliveries WHERE notification_id = ? ORDER BY step, position, device_id, platform",
-            [.text(notificationId)]
+            "SELECT * FROM deliveries WHERE notification_id = \(notificationId) ORDER BY step, position, device_id, platform"
         ).map(SQLiteStore.decodeDelivery)
     }
 
@@ -440,15 +450,12 @@ public final class SQLiteStore: HeraldStore {
             try db.transaction { c in
                 let claimed = try c.query(
                     """
-                    UPDATE deliveries SET lease_owner = ?, lease_until = ?
-                    WHERE notification_id = ? AND step = ? AND channel = ? AND state = 'pending'
-                      AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)
+                    UPDATE deliveries SET lease_owner = \(owner), lease_until = \(SQLiteStore.ms(until))
+                    WHERE notification_id = \(notificationId) AND step = \(step) AND channel = \(channel)
+                      AND state = 'pending'
+                      AND (lease_owner IS NULL OR lease_owner = \(owner) OR lease_until < \(SQLiteStore.ms(now)))
                     RETURNING *
-                    """,
-                    [
-                        .text(owner), SQLiteStore.ms(until), .text(notificationId), .integer(Int64(step)),
-                        .text(channel), .text(owner), SQLiteStore.ms(now),
-                    ]
+                    """
                 ).map(SQLiteStore.decodeDelivery)
                 try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
                 return claimed
@@ -461,19 +468,16 @@ public final class SQLiteStore: HeraldStore {
         try checkWritable("claim due retries")
         return try writing("claim due retries") {
             try db.transaction { c in
+                let at = SQLiteStore.ms(now)
                 let claimed = try c.query(
                     """
-                    UPDATE deliveries SET lease_owner = ?, lease_until = ?
+                    UPDATE deliveries SET lease_owner = \(owner), lease_until = \(SQLiteStore.ms(until))
                     WHERE id IN (
-                      SELECT id FROM deliveries WHERE state = 'retry' AND next_attempt_at <= ?
-                        AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)
-                      ORDER BY next_attempt_at LIMIT ?)
+                      SELECT id FROM deliveries WHERE state = 'retry' AND next_attempt_at <= \(at)
+                        AND (lease_owner IS NULL OR lease_owner = \(owner) OR lease_until < \(at))
+                      ORDER BY next_attempt_at LIMIT \(limit))
                     RETURNING *
-                    """,
-                    [
-                        .text(owner), SQLiteStore.ms(until), SQLiteStore.ms(now), .text(owner), SQLiteStore.ms(now),
-                        .integer(Int64(limit)),
-                    ]
+                    """
                 ).map(SQLiteStore.decodeDelivery)
                 try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
                 return claimed
@@ -486,25 +490,22 @@ public final class SQLiteStore: HeraldStore {
     /// could not record a result fails the claim and nothing is sent that cannot be recorded.
     static func rehearseRecord(_ ids: [String], until: Date, now: Date, _ c: SQLiteConnection) throws {
         guard !ids.isEmpty else { return }
-        let list = SQLiteValue.text(JSONValue.array(ids.map { .string($0) }).canonicalString)
-        try c.execute("SAVEPOINT rehearse_record")
-        do {
+        let list = JSONValue.array(ids.map { .string($0) }).canonicalString
+        // A savepoint inside the claim's transaction, always rolled back.
+        try c.transaction(.rollBack) { c in
             try c.run(
                 """
                 UPDATE deliveries SET state = CASE state WHEN 'retry' THEN 'failed' ELSE 'retry' END,
-                  attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
-                WHERE id IN (SELECT value FROM json_each(?))
-                """, [ms(until), ms(now), list])
+                  attempts = attempts + 1, next_attempt_at = \(ms(until)), updated_at = \(ms(now))
+                WHERE id IN (SELECT value FROM json_each(\(list)))
+                """)
             try c.run(
                 """
                 INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason)
-                SELECT id, attempts, ?, 'rehearsal', NULL, NULL FROM deliveries WHERE id IN (SELECT value FROM json_each(?))
-                """, [ms(now), list])
-        } catch {
-            try? c.execute("ROLLBACK TO rehearse_record; RELEASE rehearse_record")
-            throw error
+                SELECT id, attempts, \(ms(now)), 'rehearsal', NULL, NULL FROM deliveries
+                WHERE id IN (SELECT value FROM json_each(\(list)))
+                """)
         }
-        try c.execute("ROLLBACK TO rehearse_record; RELEASE rehearse_record")
     }
 
     /// Runs a write the outbox depends on; an SQLite failure becomes ``StoreError/writeFailed(operation:detail:)``
@@ -524,8 +525,11 @@ public final class SQLiteStore: HeraldStore {
         try db.transaction { c in
             for id in deliveryIds {
                 try c.run(
-                    "UPDATE deliveries SET state = 'suppressed', reason = ?, lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND state = 'pending'",
-                    [.text(reason), SQLiteStore.ms(now), .text(id)])
+                    """
+                    UPDATE deliveries SET state = 'suppressed', reason = \(reason), lease_owner = NULL,
+                      lease_until = NULL, updated_at = \(SQLiteStore.ms(now))
+                    WHERE id = \(id) AND state = 'pending'
+                    """)
             }
         }
     }
@@ -544,44 +548,34 @@ public final class SQLiteStore: HeraldStore {
 
     private func recordAttempts(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
         try db.transaction { c in
+            let at = SQLiteStore.ms(now)
             var removed: [Device] = []
             for a in attempts {
                 let details =
-                    a.details.isEmpty
-                    ? SQLiteValue.null : .text(JSONValue.object(a.details.mapValues { .string($0) }).canonicalString)
+                    a.details.isEmpty ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
+                let state = a.state.rawValue
                 try c.run(
                     """
-                    UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, status = ?, reason = ?,
-                      provider_id = COALESCE(?, provider_id), details = COALESCE(?, details),
-                      lease_owner = NULL, lease_until = NULL, updated_at = ?
-                    WHERE id = ?
-                    """,
-                    [
-                        .text(a.state.rawValue), .integer(Int64(a.attempt)),
-                        a.nextAttemptAt.map(SQLiteStore.ms) ?? .null, SQLiteStore.int(a.status),
-                        SQLiteStore.text(a.reason), SQLiteStore.text(a.providerMessageId), details,
-                        SQLiteStore.ms(now), .text(a.deliveryId),
-                    ])
+                    UPDATE deliveries SET state = \(state), attempts = \(a.attempt),
+                      next_attempt_at = \(a.nextAttemptAt.map(SQLiteStore.ms)), status = \(a.status),
+                      reason = \(a.reason), provider_id = COALESCE(\(a.providerMessageId), provider_id),
+                      details = COALESCE(\(details), details), lease_owner = NULL, lease_until = NULL, updated_at = \(at)
+                    WHERE id = \(a.deliveryId)
+                    """)
                 try c.run(
-                    "INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason) VALUES(?, ?, ?, ?, ?, ?)",
-                    [
-                        .text(a.deliveryId), .integer(Int64(a.attempt)), SQLiteStore.ms(now), .text(a.state.rawValue),
-                        SQLiteStore.int(a.status), SQLiteStore.text(a.reason),
-                    ])
+                    """
+                    INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason)
+                    VALUES(\(a.deliveryId), \(a.attempt), \(at), \(state), \(a.status), \(a.reason))
+                    """)
                 if a.state == .dead, let r = a.removeDevice {
-                    let rows = try c.query(
-                        "SELECT * FROM devices WHERE namespace = ? AND device_id = ? AND platform = ? AND (? IS NULL OR address IS ?)",
-                        [
-                            .text(r.namespace), .text(r.deviceId), .text(r.platform), SQLiteStore.text(r.address),
-                            SQLiteStore.text(r.address),
-                        ])
-                    for row in rows { removed.append(try SQLiteStore.decodeDevice(row)) }
-                    try c.run(
-                        "DELETE FROM devices WHERE namespace = ? AND device_id = ? AND platform = ? AND (? IS NULL OR address IS ?)",
-                        [
-                            .text(r.namespace), .text(r.deviceId), .text(r.platform), SQLiteStore.text(r.address),
-                            SQLiteStore.text(r.address),
-                        ])
+                    let match: SQL = """
+                        namespace = \(r.namespace) AND device_id = \(r.deviceId) AND platform = \(r.platform)
+                          AND (\(r.address) IS NULL OR address IS \(r.address))
+                        """
+                    for row in try c.query("SELECT * FROM devices WHERE \(match)") {
+                        removed.append(try SQLiteStore.decodeDevice(row))
+                    }
+                    try c.run("DELETE FROM devices WHERE \(match)")
                 }
             }
             return removed
@@ -593,8 +587,9 @@ public final class SQLiteStore: HeraldStore {
         try db.query(
             """
             SELECT DISTINCT d.notification_id AS id, n.created_at FROM deliveries d JOIN notifications n ON n.id = d.notification_id
-            WHERE d.state = 'pending' AND (d.lease_owner IS NULL OR d.lease_until < ?) ORDER BY n.created_at
-            """, [SQLiteStore.ms(now)]
+            WHERE d.state = 'pending' AND (d.lease_owner IS NULL OR d.lease_until < \(SQLiteStore.ms(now)))
+            ORDER BY n.created_at
+            """
         ).compactMap { $0.string("id") }
     }
 
@@ -604,8 +599,7 @@ public final class SQLiteStore: HeraldStore {
         try checkWritable("release the leases of stopped processes")
         try db.transaction { c in
             for o in owners {
-                try c.run(
-                    "UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", [.text(o)])
+                try c.run("UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = \(o)")
             }
         }
     }
@@ -618,9 +612,10 @@ public final class SQLiteStore: HeraldStore {
             for start in stride(from: 0, to: deliveryIds.count, by: 500) {
                 let ids = deliveryIds[start..<min(deliveryIds.count, start + 500)]
                 try c.run(
-                    "UPDATE deliveries SET lease_until = ? WHERE lease_owner = ? AND id IN ("
-                        + Array(repeating: "?", count: ids.count).joined(separator: ",") + ")",
-                    [SQLiteStore.ms(until), .text(owner)] + ids.map { .text($0) })
+                    """
+                    UPDATE deliveries SET lease_until = \(SQLiteStore.ms(until))
+                    WHERE lease_owner = \(owner) AND id IN (\(list: ids))
+                    """)
             }
         }
     }
@@ -654,19 +649,18 @@ public final class SQLiteStore: HeraldStore {
     public func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent {
         try checkWritable("record an event")
         return try db.transaction { c in
-            guard try c.queryOne("SELECT 1 FROM notifications WHERE id = ?", [.text(event.notificationId)]) != nil
-            else {
+            guard try c.queryOne("SELECT 1 FROM notifications WHERE id = \(event.notificationId)") != nil else {
                 throw StoreError.unknownNotification(event.notificationId)
             }
             let data =
                 event.actionData.isEmpty
-                ? SQLiteValue.null : .text(JSONValue.object(event.actionData.mapValues { .string($0) }).canonicalString)
+                ? nil : JSONValue.object(event.actionData.mapValues { .string($0) }).canonicalString
             try c.run(
-                "INSERT INTO events(notification_id, kind, action_id, action_data, device_id, at) VALUES(?, ?, ?, ?, ?, ?)",
-                [
-                    .text(event.notificationId), .text(event.kind.rawValue), SQLiteStore.text(event.actionId), data,
-                    SQLiteStore.text(event.deviceId), SQLiteStore.ms(event.at),
-                ])
+                """
+                INSERT INTO events(notification_id, kind, action_id, action_data, device_id, at)
+                VALUES(\(event.notificationId), \(event.kind.rawValue), \(event.actionId), \(data), \(event.deviceId),
+                  \(SQLiteStore.ms(event.at)))
+                """)
             var stored = event
             stored.id = c.lastInsertRowID
             return stored
@@ -675,7 +669,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func events(notificationId: String) throws -> [LifecycleEvent] {
-        try db.query("SELECT * FROM events WHERE notification_id = ? ORDER BY id", [.text(notificationId)]).map { row in
+        try db.query("SELECT * FROM events WHERE notification_id = \(notificationId) ORDER BY id").map { row in
             guard let kind = row.string("kind").flatMap(ChannelEvent.Kind.init(rawValue:)),
                 let at = SQLiteStore.date(row["at"])
             else { throw StoreError.corrupt("event row") }
@@ -691,21 +685,13 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func history(namespace: String?, id: String?, limit: Int) throws -> [HistoryEntry] {
-        var sql = "SELECT id FROM notifications"
-        var args: [SQLiteValue] = []
-        var conds: [String] = []
-        if let namespace {
-            conds.append("namespace = ?")
-            args.append(.text(namespace))
-        }
-        if let id {
-            conds.append("id = ?")
-            args.append(.text(id))
-        }
-        if !conds.isEmpty { sql += " WHERE " + conds.joined(separator: " AND ") }
-        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
-        args.append(.integer(Int64(limit)))
-        return try db.query(sql, args).compactMap { row -> HistoryEntry? in
+        var conditions: [SQL] = []
+        if let namespace { conditions.append("namespace = \(namespace)") }
+        if let id { conditions.append("id = \(id)") }
+        var sql: SQL = "SELECT id FROM notifications"
+        if !conditions.isEmpty { sql.append(" WHERE \(conditions.joined(separator: " AND "))") }
+        sql.append(" ORDER BY created_at DESC, rowid DESC LIMIT \(limit)")
+        return try db.query(sql).compactMap { row -> HistoryEntry? in
             guard let nid = row.string("id"), let stored = try notification(id: nid) else { return nil }
             return HistoryEntry(
                 notification: stored.notification, createdAt: stored.createdAt,
@@ -720,9 +706,9 @@ public final class SQLiteStore: HeraldStore {
         return try db.transaction { c in
             try c.run(
                 """
-                DELETE FROM notifications WHERE created_at < ? AND NOT EXISTS (
+                DELETE FROM notifications WHERE created_at < \(SQLiteStore.ms(date)) AND NOT EXISTS (
                   SELECT 1 FROM deliveries d WHERE d.notification_id = notifications.id AND d.state IN ('pending', 'retry'))
-                """, [SQLiteStore.ms(date)])
+                """)
             return c.changes
         }
     }
@@ -732,7 +718,7 @@ public final class SQLiteStore: HeraldStore {
     /// See ``HeraldStore``.
     public func channelState(_ channel: String) -> any ChannelStateStore {
         SQLiteChannelState(
-            db: db, channel: channel,
+            db: db, channel: channel, clock: clock,
             readOnly: readOnlyReason.map {
                 StoreError.readOnly(path: path, refused: "save the state of channel \(channel)", reason: $0)
             })
@@ -742,21 +728,22 @@ public final class SQLiteStore: HeraldStore {
     public func addBadgeTag(namespace: String, tag: String, now: Date) throws {
         try checkWritable("update the badge count")
         try db.run(
-            "INSERT INTO badge_tags(namespace, tag, at) VALUES(?, ?, ?) ON CONFLICT(namespace, tag) DO UPDATE SET at = excluded.at",
-            [.text(namespace), .text(tag), SQLiteStore.ms(now)])
+            """
+            INSERT INTO badge_tags(namespace, tag, at) VALUES(\(namespace), \(tag), \(SQLiteStore.ms(now)))
+            ON CONFLICT(namespace, tag) DO UPDATE SET at = excluded.at
+            """)
     }
 
     /// See ``HeraldStore``.
     public func pendingTagCount(namespace: String) throws -> Int {
         Int(
-            try db.query("SELECT COUNT(*) AS n FROM badge_tags WHERE namespace = ?", [.text(namespace)]).first?.int("n")
-                ?? 0)
+            try db.query("SELECT COUNT(*) AS n FROM badge_tags WHERE namespace = \(namespace)").first?.int("n") ?? 0)
     }
 
     /// See ``HeraldStore``.
     public func clearBadge(namespace: String) throws {
         try checkWritable("clear the badge count")
-        try db.run("DELETE FROM badge_tags WHERE namespace = ?", [.text(namespace)])
+        try db.run("DELETE FROM badge_tags WHERE namespace = \(namespace)")
     }
 
     /// See ``HeraldStore``.
@@ -769,15 +756,16 @@ public final class SQLiteStore: HeraldStore {
             var hits: Set<String> = []
             for (key, window) in keys {
                 let row = try c.queryOne(
-                    "SELECT at FROM cooldowns WHERE namespace = ? AND step_key = ? AND tag = ?",
-                    [.text(namespace), .text(key), .text(tag)])
+                    "SELECT at FROM cooldowns WHERE namespace = \(namespace) AND step_key = \(key) AND tag = \(tag)")
                 if let at = row.flatMap({ SQLiteStore.date($0["at"]) }), now.timeIntervalSince(at) < window.timeInterval
                 {
                     hits.insert(key)
                 } else {
                     try c.run(
-                        "INSERT OR REPLACE INTO cooldowns(namespace, step_key, tag, at) VALUES(?, ?, ?, ?)",
-                        [.text(namespace), .text(key), .text(tag), SQLiteStore.ms(now)])
+                        """
+                        INSERT OR REPLACE INTO cooldowns(namespace, step_key, tag, at)
+                        VALUES(\(namespace), \(key), \(tag), \(SQLiteStore.ms(now)))
+                        """)
                 }
             }
             return hits
@@ -789,39 +777,42 @@ public final class SQLiteStore: HeraldStore {
 struct SQLiteChannelState: ChannelStateStore {
     let db: SQLiteDatabase
     let channel: String
+    /// Stamps `updated_at` (the store's injected clock).
+    let clock: any HeraldClock
     /// Thrown by every write when the store is read-only.
     var readOnly: StoreError?
 
     func value(forKey key: String) throws -> [UInt8]? {
-        try db.query("SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])
-            .first?
-            .blob("value")
+        try db.query("SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key)").first?.blob("value")
     }
 
     func setValue(_ value: [UInt8]?, forKey key: String) throws {
         if let readOnly { throw readOnly }
         if let value {
             try db.run(
-                "INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at) VALUES(?, ?, ?, ?)",
-                [.text(channel), .text(key), .blob(value), SQLiteStore.ms(Date())])
+                """
+                INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at)
+                VALUES(\(channel), \(key), \(value), \(SQLiteStore.ms(clock.now())))
+                """)
         } else {
-            try db.run("DELETE FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])
+            try db.run("DELETE FROM channel_state WHERE channel = \(channel) AND key = \(key)")
         }
     }
 
     func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
         if let readOnly { throw readOnly }
         return try db.transaction { c in
-            let current = try c.queryOne(
-                "SELECT value FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])?.blob(
-                    "value")
+            let current = try c.queryOne("SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key)")?
+                .blob("value")
             let (newValue, result) = try body(current)
             if let newValue {
                 try c.run(
-                    "INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at) VALUES(?, ?, ?, ?)",
-                    [.text(channel), .text(key), .blob(newValue), SQLiteStore.ms(Date())])
+                    """
+                    INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at)
+                    VALUES(\(channel), \(key), \(newValue), \(SQLiteStore.ms(clock.now())))
+                    """)
             } else {
-                try c.run("DELETE FROM channel_state WHERE channel = ? AND key = ?", [.text(channel), .text(key)])
+                try c.run("DELETE FROM channel_state WHERE channel = \(channel) AND key = \(key)")
             }
             return result
         }

@@ -1,5 +1,6 @@
 import CHeraldShims
 import CSQLite
+import Foundation
 
 /// A connection borrowed inside ``SQLiteDatabase/withConnection(_:)`` or ``SQLiteDatabase/transaction(_:)``.
 ///
@@ -10,7 +11,7 @@ public final class SQLiteConnection {
     static let statementCacheLimit = 64
 
     private var handle: OpaquePointer?
-    private var statements: [String: OpaquePointer] = [:]
+    private var statements: [StatementKey: OpaquePointer] = [:]
 
     init(handle: OpaquePointer) {
         self.handle = handle
@@ -34,18 +35,20 @@ public final class SQLiteConnection {
             systemErrno: sqlite3_system_errno(db))
     }
 
-    /// Runs exactly one statement with positional `?` bindings, discarding any result rows.
+    /// Runs exactly one statement, binding the values interpolated into it (see ``SQL``), and
+    /// discards any result rows.
     ///
-    /// Prepared statements are cached by SQL text, so repeating the same SQL skips `sqlite3_prepare_v2`.
-    public func run(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) {
-        let _: Void? = try withStatement(sql, bindings) { (statement) throws(SQLiteError) in
+    /// Prepared statements are cached by SQL text (its UTF-8 bytes), so repeating the same SQL skips
+    /// `sqlite3_prepare_v2`.
+    public func run(_ sql: SQL) throws(SQLiteError) {
+        let _: Void? = try withStatement(sql) { (statement) throws(SQLiteError) in
             while try step(statement) {}
         }
     }
 
-    /// Runs exactly one statement with positional `?` bindings and returns every result row.
-    public func query(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
-        let result: [SQLiteRow]? = try withStatement(sql, bindings) { (statement) throws(SQLiteError) in
+    /// Runs exactly one statement, binding the values interpolated into it, and returns every result row.
+    public func query(_ sql: SQL) throws(SQLiteError) -> [SQLiteRow] {
+        let result: [SQLiteRow]? = try withStatement(sql) { (statement) throws(SQLiteError) in
             var rows: [SQLiteRow] = []
             let count = Int(sqlite3_column_count(statement))
             var columns: [String] = []
@@ -69,8 +72,54 @@ public final class SQLiteConnection {
     }
 
     /// Runs one statement and returns its first row, or `nil` when it produced none.
-    public func queryOne(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteRow? {
-        try query(sql, bindings).first
+    public func queryOne(_ sql: SQL) throws(SQLiteError) -> SQLiteRow? {
+        try query(sql).first
+    }
+
+    /// Runs `body` as one unit of work and returns its value.
+    ///
+    /// Outside a transaction this is `BEGIN IMMEDIATE … COMMIT`; inside one (a `body` that calls it
+    /// again, or a caller that began one) it is `SAVEPOINT … RELEASE`, so only `body`'s own work is
+    /// undone when it fails. Any error thrown by `body` (or by `COMMIT`) rolls the work back and is
+    /// rethrown unchanged.
+    ///
+    /// With ``SQLiteTransactionEnd/rollBack`` the work is always rolled back, also when `body`
+    /// succeeds: a rehearsal that shows whether the writes would succeed without keeping them.
+    public func transaction<T>(
+        _ end: SQLiteTransactionEnd = .commit, _ body: (SQLiteConnection) throws -> T
+    ) throws -> T {
+        let db = try open()
+        let nested = sqlite3_get_autocommit(db) == 0
+        let begin = nested ? "SAVEPOINT herald_unit" : "BEGIN IMMEDIATE"
+        let commit = nested ? "RELEASE herald_unit" : "COMMIT"
+        let rollback = nested ? "ROLLBACK TO herald_unit; RELEASE herald_unit" : "ROLLBACK"
+        try execute(begin)
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            // The transaction may already be gone (SQLite rolls back on some errors); undo what is left.
+            try? execute(rollback)
+            throw error
+        }
+        if end == .rollBack {
+            try execute(rollback)
+            return value
+        }
+        do {
+            try execute(commit)
+        } catch {
+            // COMMIT may fail (e.g. SQLITE_BUSY) leaving the transaction open; roll back either way.
+            try? execute(rollback)
+            throw error
+        }
+        return value
+    }
+
+    /// `true` while a transaction is open on this connection (`sqlite3_get_autocommit` is 0).
+    public var isInTransaction: Bool {
+        guard let handle else { return false }
+        return sqlite3_get_autocommit(handle) == 0
     }
 
     /// The rowid of the most recent successful `INSERT` on this connection (`sqlite3_last_insert_rowid`).
@@ -136,8 +185,9 @@ public final class SQLiteConnection {
 
     /// Prepares (or reuses) the statement, binds, runs `body`, and always resets the statement afterwards.
     private func withStatement<T>(
-        _ sql: String, _ bindings: [SQLiteValue], _ body: (OpaquePointer) throws(SQLiteError) -> T
+        _ sql: SQL, _ body: (OpaquePointer) throws(SQLiteError) -> T
     ) throws(SQLiteError) -> T? {
+        let bindings = sql.bindings
         guard let statement = try statement(for: sql) else {
             // Empty SQL (only whitespace or comments) prepares to no statement at all.
             guard bindings.isEmpty else {
@@ -155,8 +205,10 @@ public final class SQLiteConnection {
         return try body(statement)
     }
 
-    private func statement(for sql: String) throws(SQLiteError) -> OpaquePointer? {
-        if let cached = statements[sql] { return cached }
+    private func statement(for query: SQL) throws(SQLiteError) -> OpaquePointer? {
+        let key = StatementKey(utf8: query.utf8)
+        if let cached = statements[key] { return cached }
+        let sql = query.text
         let db = try open()
         var statement: OpaquePointer?
         var tail: UnsafePointer<CChar>?
@@ -186,17 +238,17 @@ public final class SQLiteConnection {
             }
             statements.removeAll()
         }
-        statements[sql] = statement
+        statements[key] = statement
         return statement
     }
 
-    private func bind(_ bindings: [SQLiteValue], to statement: OpaquePointer, sql: String) throws(SQLiteError) {
+    private func bind(_ bindings: [SQLiteValue], to statement: OpaquePointer, sql: SQL) throws(SQLiteError) {
         let expected = Int(sqlite3_bind_parameter_count(statement))
         guard expected == bindings.count else {
             throw SQLiteError(
                 code: SQLITE_RANGE, call: "sqlite3_bind",
                 message: "statement takes \(expected) bindings but \(bindings.count) were given — in SQL: "
-                    + String(sql.prefix(200)))
+                    + String(sql.text.prefix(200)))
         }
         for (offset, value) in bindings.enumerated() {
             let index = Int32(offset + 1)
@@ -266,4 +318,32 @@ public final class SQLiteConnection {
             return .null
         }
     }
+}
+
+/// The prepared-statement cache's key: the statement's UTF-8 bytes, hashed and compared in bulk.
+private struct StatementKey: Hashable {
+    let utf8: [UInt8]
+
+    func hash(into hasher: inout Hasher) {
+        utf8.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    static func == (lhs: StatementKey, rhs: StatementKey) -> Bool {
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        guard !lhs.utf8.isEmpty else { return true }
+        return lhs.utf8.withUnsafeBytes { left in
+            rhs.utf8.withUnsafeBytes { right in
+                guard let l = left.baseAddress, let r = right.baseAddress else { return false }
+                return memcmp(l, r, left.count) == 0
+            }
+        }
+    }
+}
+
+/// How ``SQLiteConnection/transaction(_:_:)`` ends a unit of work whose body succeeded.
+public enum SQLiteTransactionEnd: Sendable, Equatable {
+    /// Keep the work (`COMMIT`, or `RELEASE` of the savepoint).
+    case commit
+    /// Undo the work (`ROLLBACK`, or `ROLLBACK TO` the savepoint): a rehearsal.
+    case rollBack
 }

@@ -189,11 +189,12 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`. Any error thrown by `body` (or by `COMMIT`) rolls the
-    /// transaction back and is rethrown (an ``SQLiteError`` naming this file).
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` (``SQLiteConnection/transaction(_:_:)``, the one
+    /// transaction helper). Any error thrown by `body` (or by `COMMIT`) rolls the transaction back and is
+    /// rethrown (an ``SQLiteError`` naming this file).
     public func transaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let result = try locked { connection in
-            Result { () throws -> T in try Self.inTransactionAny(connection) { connection in try body(connection) } }
+            Result { () throws -> T in try connection.transaction { connection in try body(connection) } }
         }
         return try naming(result)
     }
@@ -203,19 +204,19 @@ public final class SQLiteDatabase: Sendable {
         try lockedTyped { (connection) throws(SQLiteError) in try connection.execute(sql) }
     }
 
-    /// Runs one statement with bindings, discarding result rows.
-    public func run(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) {
-        try lockedTyped { (connection) throws(SQLiteError) in try connection.run(sql, bindings) }
+    /// Runs one statement, binding its interpolated values (see ``SQL``), discarding result rows.
+    public func run(_ sql: SQL) throws(SQLiteError) {
+        try lockedTyped { (connection) throws(SQLiteError) in try connection.run(sql) }
     }
 
-    /// Runs one statement with bindings and returns its rows.
-    public func query(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> [SQLiteRow] {
-        try lockedTyped { (connection) throws(SQLiteError) in try connection.query(sql, bindings) }
+    /// Runs one statement, binding its interpolated values, and returns its rows.
+    public func query(_ sql: SQL) throws(SQLiteError) -> [SQLiteRow] {
+        try lockedTyped { (connection) throws(SQLiteError) in try connection.query(sql) }
     }
 
-    /// Runs one statement with bindings and returns its first row, if any.
-    public func queryOne(_ sql: String, _ bindings: [SQLiteValue] = []) throws(SQLiteError) -> SQLiteRow? {
-        try lockedTyped { (connection) throws(SQLiteError) in try connection.queryOne(sql, bindings) }
+    /// Runs one statement, binding its interpolated values, and returns its first row, if any.
+    public func queryOne(_ sql: SQL) throws(SQLiteError) -> SQLiteRow? {
+        try lockedTyped { (connection) throws(SQLiteError) in try connection.queryOne(sql) }
     }
 
     /// Versioned migrations via `PRAGMA user_version`: applies each migration with version > current, in order,
@@ -244,17 +245,21 @@ public final class SQLiteDatabase: Sendable {
                     message: "database user_version \(current) is newer than the newest known migration \(newest)")
             }
             for migration in sorted where migration.version > current {
-                do throws(SQLiteError) {
-                    try Self.inTransaction(connection) { (connection) throws(SQLiteError) in
+                do {
+                    try connection.transaction { connection in
                         // Re-read inside the write lock: another connection may have migrated meanwhile.
                         guard try Self.userVersion(connection) < migration.version else { return }
                         try connection.execute(migration.sql)
                         try connection.execute("PRAGMA user_version = \(migration.version)")
                     }
-                } catch {
+                } catch let error as SQLiteError {
                     throw SQLiteError(
                         code: error.code, call: error.call,
                         message: "migration \(migration.version): \(error.message)")
+                } catch {
+                    // The body throws only SQLiteError; anything else is still reported, not lost.
+                    throw SQLiteError(
+                        code: SQLITE_ERROR, call: "migrate", message: "migration \(migration.version): \(error)")
                 }
             }
         }
@@ -312,35 +317,6 @@ public final class SQLiteDatabase: Sendable {
     private static func userVersion(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
         guard case .integer(let version) = try connection.queryOne("PRAGMA user_version")?[0] else { return 0 }
         return Int(version)
-    }
-
-    private static func inTransactionAny<T, E: Error>(
-        _ connection: SQLiteConnection, _ body: (SQLiteConnection) throws(E) -> T
-    ) throws -> T {
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
-            let value = try body(connection)
-            try connection.execute("COMMIT")
-            return value
-        } catch {
-            // COMMIT may fail (e.g. SQLITE_BUSY) leaving the transaction open; roll back either way.
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
-    }
-
-    private static func inTransaction<T>(
-        _ connection: SQLiteConnection, _ body: (SQLiteConnection) throws(SQLiteError) -> T
-    ) throws(SQLiteError) -> T {
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
-            let value = try body(connection)
-            try connection.execute("COMMIT")
-            return value
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
     }
 
     /// Runs `body` holding the lock. Throws only for a closed database or a reentrant call.

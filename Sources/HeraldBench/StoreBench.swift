@@ -1,0 +1,64 @@
+import ChannelAPI
+import Foundation
+import Router
+
+/// The store's hot paths on their own, in CPU time of the calling thread (so other processes on a
+/// loaded machine move the figures less than wall time): persist one notification with N outbox
+/// rows, claim them, and record N results in the router's chunks of 125. Each round uses a fresh
+/// store file; the line reports the fastest and the median round.
+enum StoreBench {
+    static func run(deliveries: Int, rounds: Int) throws -> String {
+        var insert: [Double] = []
+        var claim: [Double] = []
+        var record: [Double] = []
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        for _ in 0..<max(1, rounds) {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let store = try SQLiteStore(path: dir.appendingPathComponent("herald.db").path)
+            defer { store.close() }
+            let n = Notification(title: "Build finished", body: "All tests passed")
+            let rows = (0..<deliveries).map { i in
+                DeliveryRecord(
+                    id: "\(n.id)-\(100_000_000 + i)", notificationId: n.id, step: 0, position: i, channel: "rec",
+                    deviceId: "device-\(i)", platform: "phone", state: .pending, updatedAt: now)
+            }
+            var t0 = threadCPU()
+            try store.insertNotification(n, steps: [], deliveries: rows, now: now)
+            insert.append(threadCPU() - t0)
+            t0 = threadCPU()
+            let claimed = try store.claimPending(
+                notificationId: n.id, step: 0, channel: "rec", owner: "bench", until: now.addingTimeInterval(60),
+                now: now)
+            claim.append(threadCPU() - t0)
+            let attempts = claimed.map { d in
+                AttemptRecord(
+                    deliveryId: d.id, attempt: 1, state: .delivered, status: 200, providerMessageId: "p-\(d.id)")
+            }
+            t0 = threadCPU()
+            for start in stride(from: 0, to: attempts.count, by: 125) {
+                _ = try store.record(Array(attempts[start..<min(attempts.count, start + 125)]), now: now)
+            }
+            record.append(threadCPU() - t0)
+        }
+        func figures(_ values: [Double]) -> JSONValue {
+            let sorted = values.sorted()
+            return .object([
+                "min_ms": .number((sorted[0] * 10).rounded() / 10),
+                "median_ms": .number((sorted[sorted.count / 2] * 10).rounded() / 10),
+            ])
+        }
+        return JSONValue.object([
+            "bench": "router-store", "deliveries": .number(Double(deliveries)), "rounds": .number(Double(rounds)),
+            "insert_cpu": figures(insert), "claim_cpu": figures(claim), "record_cpu": figures(record),
+        ]).canonicalString
+    }
+
+    /// CPU time of the calling thread, in milliseconds.
+    static func threadCPU() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+        return Double(spec.tv_sec) * 1000 + Double(spec.tv_nsec) / 1e6
+    }
+}
