@@ -8,8 +8,6 @@ import HeraldChannels
 import NtfyChannel
 import Router
 
-typealias Notification = ChannelAPI.Notification
-
 let home = FileManager.default.temporaryDirectory.appendingPathComponent("embedded-hub-\(getpid())").path
 let yaml = """
     version: 1
@@ -39,7 +37,7 @@ do {
         }
     }
 
-    let request = Notification(
+    let request = HeraldNotification(
         type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
         data: ["sessionId": "5f0c", "requestId": "r-17"],
         actions: [

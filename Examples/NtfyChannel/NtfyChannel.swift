@@ -68,7 +68,7 @@ public struct NtfyChannel: Channel {
             classify: { target, _, answer in classify(answer, target) })
     }
 
-    func publishRequest(_ n: ChannelAPI.Notification, to target: DeliveryTarget) -> HTTPRequest? {
+    func publishRequest(_ n: HeraldNotification, to target: DeliveryTarget) -> HTTPRequest? {
         guard let topic = target.device?.string("topic") else { return nil }
         var body: [String: JSONValue] = ["topic": .string(topic), "message": .string(n.body ?? n.title ?? "")]
         if let t = n.title { body["title"] = .string(t) }

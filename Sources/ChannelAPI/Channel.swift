@@ -19,7 +19,7 @@ public struct DeliveryTarget: Sendable, Equatable {
 /// What the router asks a channel to do: deliver one notification to a batch of targets.
 public struct DeliveryRequest: Sendable {
     /// The notification.
-    public var notification: Notification
+    public var notification: HeraldNotification
     /// The targets; one result is expected per target, in any order, matched by its delivery id.
     public var targets: [DeliveryTarget]
     /// The namespace's pending-tags count (for channels configured with `badge: pending-tags`);
@@ -27,7 +27,7 @@ public struct DeliveryRequest: Sendable {
     public var pendingBadge: Int?
 
     /// Creates a request.
-    public init(notification: Notification, targets: [DeliveryTarget], pendingBadge: Int? = nil) {
+    public init(notification: HeraldNotification, targets: [DeliveryTarget], pendingBadge: Int? = nil) {
         self.notification = notification
         self.targets = targets
         self.pendingBadge = pendingBadge

@@ -119,7 +119,7 @@ extension Device {
             return s
         }
         let namespace = try take("namespace") ?? "default"
-        try Notification.validateName(namespace, field: "namespace")
+        try HeraldNotification.validateName(namespace, field: "namespace")
         guard let deviceId = try take("deviceId"), !deviceId.isEmpty else {
             throw ValidationError(field: "deviceId", "required (1-128 characters)")
         }
@@ -127,7 +127,7 @@ extension Device {
             throw ValidationError(field: "deviceId", "must be 1-128 characters without control characters")
         }
         guard let platform = try take("platform") else { throw ValidationError(field: "platform", "required") }
-        try Notification.validateName(platform, field: "platform")
+        try HeraldNotification.validateName(platform, field: "platform")
         self.init(namespace: namespace, deviceId: deviceId, platform: platform, fields: o)
     }
 

@@ -15,7 +15,7 @@ public enum GenericContent {
     }
 
     /// The body: the session name, or a neutral text.
-    public static func body(for notification: ChannelAPI.Notification) -> String {
+    public static func body(for notification: HeraldNotification) -> String {
         notification.data["sessionName"] ?? "Open the app to see details"
     }
 }

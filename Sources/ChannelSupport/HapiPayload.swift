@@ -8,7 +8,7 @@ import HeraldCrypto
 public enum HapiPayload {
     /// The data map for `notification`: absent fields are left out; `body` has any
     /// `AGENT_NOTIFY_SUMMARY` line stripped and the summary moved to `notifySummary`.
-    public static func data(for notification: ChannelAPI.Notification) -> [String: String] {
+    public static func data(for notification: HeraldNotification) -> [String: String] {
         var out: [String: String] = ["type": notification.type, "contractVersion": "1"]
         let composed = NotifySummary.compose(notification)
         if let s = notification.data["sessionId"] { out["sessionId"] = s }
@@ -23,7 +23,7 @@ public enum HapiPayload {
     }
 
     /// The plaintext hapi encrypts: canonical JSON of ``data(for:)`` (keys sorted, JSON.stringify bytes).
-    public static func plaintext(for notification: ChannelAPI.Notification) -> [UInt8] {
+    public static func plaintext(for notification: HeraldNotification) -> [UInt8] {
         JSONValue.object(data(for: notification).mapValues { .string($0) }).canonicalBytes
     }
 
@@ -61,7 +61,7 @@ public enum NotifySummary {
 
     /// The body without the summary line, and the summary (nil when absent or malformed; a
     /// malformed line is left in the body untouched).
-    public static func compose(_ notification: ChannelAPI.Notification) -> (body: String?, summary: JSONValue?) {
+    public static func compose(_ notification: HeraldNotification) -> (body: String?, summary: JSONValue?) {
         guard notification.type == "ready", let body = notification.body else { return (notification.body, nil) }
         var lines = body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         while let last = lines.last, last.trimmingCharacters(in: .whitespaces).isEmpty { lines.removeLast() }

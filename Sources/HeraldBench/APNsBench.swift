@@ -39,7 +39,7 @@ enum APNsBench {
                 keyID: "BENCHKEY01", teamID: "BENCHTEAM1", topic: "com.example.bench",
                 endpoints: [.production: baseURL, .sandbox: baseURL]),
             key: try P256PrivateKey(), context: context)
-        let notification = ChannelAPI.Notification(
+        let notification = HeraldNotification(
             type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
             url: "/sessions/5f0c", data: ["sessionId": "5f0c", "sessionName": "claude - hapi", "requestId": "r-17"],
             actions: [.init(id: "approve", title: "Allow"), .init(id: "deny", title: "Deny", destructive: true)],

@@ -29,7 +29,7 @@ enum FCMBench {
             state: InMemoryChannelState())
         let channel = FCMChannel(
             account: try FCMServiceAccount.load(path: serviceAccount), endpoint: endpoint, context: context)
-        let notification = ChannelAPI.Notification(
+        let notification = HeraldNotification(
             id: "bench-1", type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
             severity: .warning, url: "/sessions/5f0c",
             data: ["sessionId": "5f0c", "sessionName": "claude - hapi", "requestId": "r-17"], ttl: 3600,

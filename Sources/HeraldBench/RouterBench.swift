@@ -39,8 +39,8 @@ enum RouterBench {
         let (router, dir) = try await makeRouter(devices: devices, recorder: recorder, clock: clock)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Warm-up on a small namespace-less send so lazy initialisation is not measured.
-        _ = try await router.send(Notification(namespace: "warmup", title: "warm"))
-        let n = Notification(title: "Build finished", body: "All tests passed", data: ["sessionId": "s1"])
+        _ = try await router.send(HeraldNotification(namespace: "warmup", title: "warm"))
+        let n = HeraldNotification(title: "Build finished", body: "All tests passed", data: ["sessionId": "s1"])
         let t0 = ContinuousClock.now
         let plan = try router.enqueue(n)
         let tPlan = ContinuousClock.now
@@ -69,7 +69,7 @@ enum RouterBench {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         recorder.answer { t, _ in .retry(t, status: 503, reason: "UNAVAILABLE") }
         let t0 = ContinuousClock.now
-        let report = try await router.send(Notification(title: "t"))
+        let report = try await router.send(HeraldNotification(title: "t"))
         let tPersist = ContinuousClock.now
         recorder.answer { t, _ in .delivered(t, status: 200) }
         clock.advance(by: .seconds(5))

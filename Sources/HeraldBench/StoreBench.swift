@@ -18,7 +18,7 @@ enum StoreBench {
             defer { try? FileManager.default.removeItem(at: dir) }
             let store = try SQLiteStore(path: dir.appendingPathComponent("herald.db").path)
             defer { store.close() }
-            let n = Notification(title: "Build finished", body: "All tests passed")
+            let n = HeraldNotification(title: "Build finished", body: "All tests passed")
             let rows = (0..<deliveries).map { i in
                 DeliveryRecord(
                     id: "\(n.id)-\(100_000_000 + i)", notificationId: n.id, step: 0, position: i, channel: "rec",

@@ -81,7 +81,7 @@ enum WebPushBench {
                 ])
             targets.append(DeliveryTarget(device: try await channel.validateRegistration(device), deliveryId: "x\(i)"))
         }
-        let notification = Notification(
+        let notification = HeraldNotification(
             id: "bench", type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
             severity: .warning, url: "/sessions/5f0c", data: ["sessionId": "5f0c"])
         // Warm-up: one request opens the connection(s) and signs the VAPID token.

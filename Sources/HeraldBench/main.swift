@@ -3,8 +3,6 @@ import ChannelAPI
 // scripts/bench*.sh run them beside their references and BENCHMARKS.md records the results.
 import Foundation
 
-typealias Notification = ChannelAPI.Notification
-
 let usage = """
     usage: herald-bench <benchmark> [args]
       crypto SECONDS [stages]                          Web Push crypto pipeline, messages/s (CPU time)

@@ -9,7 +9,7 @@ import HeraldSync
 /// ```swift
 /// let router = try await Router(configPath: "herald.yaml", registry: HeraldChannels.registry)
 /// try await router.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "…"]))
-/// let report = try await router.send(Notification(title: "Build finished"))
+/// let report = try await router.send(HeraldNotification(title: "Build finished"))
 /// ```
 public final class Router: Sendable {
     /// The store in use.
@@ -174,7 +174,7 @@ public final class Router: Sendable {
     // MARK: Sending
 
     /// The plan for `notification` without sending anything.
-    public func explain(_ notification: ChannelAPI.Notification) throws -> DeliveryPlan {
+    public func explain(_ notification: HeraldNotification) throws -> DeliveryPlan {
         let g = currentGraph
         let devices = try store.devices(namespace: notification.namespace)
         return Planner.plan(notification, config: g.config, facts: PlanningFacts(devices: devices))
@@ -184,11 +184,11 @@ public final class Router: Sendable {
     /// attempting anything: the in-process worker (``run()``) or `herald drain` delivers it.
     /// Returns the plan.
     @discardableResult
-    public func enqueue(_ notification: ChannelAPI.Notification) throws -> DeliveryPlan {
+    public func enqueue(_ notification: HeraldNotification) throws -> DeliveryPlan {
         try persist(notification, graph: currentGraph).plan
     }
 
-    func persist(_ notification: ChannelAPI.Notification, graph g: RouterGraph) throws -> (
+    func persist(_ notification: HeraldNotification, graph g: RouterGraph) throws -> (
         plan: DeliveryPlan, records: [DeliveryRecord]
     ) {
         let now = options.clock.now()
@@ -220,7 +220,7 @@ public final class Router: Sendable {
     ///
     /// Idempotent by id: a notification whose `id` is already stored is not routed again; the
     /// stored report is returned with ``DeliveryReport/replayed`` set.
-    public func send(_ notification: ChannelAPI.Notification) async throws -> DeliveryReport {
+    public func send(_ notification: HeraldNotification) async throws -> DeliveryReport {
         if let stored = try replay(notification.id) { return stored }
         let g = currentGraph
         do {
@@ -512,7 +512,7 @@ extension Router {
     /// as a dry run: the config is checked offline (``validate(configPath:registry:environment:offline:)``),
     /// no credential file or secret is needed, nothing is sent and no channel is contacted.
     public static func explain(
-        _ notification: ChannelAPI.Notification, configPath: String, registry: ChannelRegistry,
+        _ notification: HeraldNotification, configPath: String, registry: ChannelRegistry,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> DeliveryPlan {
         let config = try validate(configPath: configPath, registry: registry, environment: environment, offline: true)

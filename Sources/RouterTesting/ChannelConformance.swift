@@ -88,7 +88,7 @@ public struct ChannelConformance: Sendable {
     /// The devices to deliver to (none for a sink channel: one target without a device).
     public var devices: [Device]
     /// The notification to deliver.
-    public var notification: ChannelAPI.Notification
+    public var notification: HeraldNotification
     /// The answers checked (``standardAnswers`` unless given).
     public var answers: [ScriptedAnswer]
     /// Answers the channel's own table calls permanent for the device: the only ones that may
@@ -108,7 +108,7 @@ public struct ChannelConformance: Sendable {
         factory: ChannelFactory, config: String, environment: [String: String] = [:],
         baseDirectory: String = FileManager.default.currentDirectoryPath, allowHosts: [String] = [],
         devices: [Device],
-        notification: ChannelAPI.Notification = ChannelAPI.Notification(title: "Hello", body: "World"),
+        notification: HeraldNotification = HeraldNotification(title: "Hello", body: "World"),
         answers: [ScriptedAnswer] = ChannelConformance.standardAnswers, deadAnswers: [ScriptedAnswer] = [],
         fixed: @escaping @Sendable (HTTPRequest) -> Result<HTTPResponse, HTTPError>? = { _ in nil },
         idempotencyKey: @escaping @Sendable (HTTPRequest) -> String? = ChannelConformance.headerIdempotencyKey,

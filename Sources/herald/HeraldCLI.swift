@@ -4,8 +4,6 @@ import Foundation
 import HeraldChannels
 import Router
 
-typealias Notification = ChannelAPI.Notification
-
 /// The operator CLI (contract §2).
 @main
 struct HeraldCLI {
@@ -96,15 +94,15 @@ struct HeraldCLI {
             return 0
         case "explain":
             try args.allow(["format", "namespace", "type", "severity", "json"])
-            var notification: Notification
+            var notification: HeraldNotification
             if let j = args.value("json") {
-                notification = try Notification(jsonText: j)
+                notification = try HeraldNotification(jsonText: j)
             } else {
                 var o: [String: JSONValue] = ["title": "(explain)"]
                 if let ns = args.value("namespace") { o["namespace"] = .string(ns) }
                 if let t = args.value("type") { o["type"] = .string(t) }
                 if let s = args.value("severity") { o["severity"] = .string(s) }
-                notification = try Notification(json: .object(o))
+                notification = try HeraldNotification(json: .object(o))
             }
             if args.value("json") != nil {
                 if let ns = args.value("namespace") { notification.namespace = ns }
@@ -120,7 +118,7 @@ struct HeraldCLI {
         case "send":
             try args.allow(["format", "json"])
             let text = try args.value("json") ?? readStdin()
-            let notification = try Notification(jsonText: text)
+            let notification = try HeraldNotification(jsonText: text)
             return try await withRouter(args) { router in
                 let report = try await router.send(notification)
                 if report.replayed {

@@ -3,11 +3,9 @@ import Foundation
 import HeraldCrypto
 import Testing
 
-typealias Notification = ChannelAPI.Notification
-
 @Suite struct NotificationTests {
     @Test func parsesContractExample() throws {
-        let n = try Notification(
+        let n = try HeraldNotification(
             jsonText: #"""
                 {"namespace":"default","type":"permission-request","title":"Permission Request","body":"Claude Bash: rm -rf build",
                  "severity":"warning","url":"/sessions/5f0c","data":{"sessionId":"5f0c","sessionName":"claude - hapi","requestId":"r-17"},
@@ -22,12 +20,12 @@ typealias Notification = ChannelAPI.Notification
         #expect(n.collapseTag == "permission-request-5f0c")
         #expect(n.liveActivity?["contentState"]?["revision"]?.intValue == 1_793_000_000_123)
         #expect(!n.id.isEmpty)
-        let again = try Notification(json: n.json)
+        let again = try HeraldNotification(json: n.json)
         #expect(again == n)
     }
 
     @Test func defaults() throws {
-        let n = try Notification(jsonText: #"{"body":"x"}"#)
+        let n = try HeraldNotification(jsonText: #"{"body":"x"}"#)
         #expect(n.namespace == "default")
         #expect(n.type == "notification")
         #expect(n.collapseTag == nil)
@@ -43,7 +41,7 @@ typealias Notification = ChannelAPI.Notification
     ])
     func refusesBadInputNamingTheField(_ json: String, _ field: String) {
         #expect {
-            try Notification(jsonText: json)
+            try HeraldNotification(jsonText: json)
         } throws: { error in
             (error as? ValidationError)?.field == field
         }
@@ -56,7 +54,7 @@ typealias Notification = ChannelAPI.Notification
         #expect(cut == String(repeating: "é", count: 32))
         let emoji = String(repeating: "a", count: 62) + "😀"  // 66 bytes; the emoji must go whole
         #expect(CollapseID.truncate(emoji, maxBytes: 64) == String(repeating: "a", count: 62))
-        let n = Notification(type: "ready", title: "t", data: ["sessionId": String(repeating: "ü", count: 40)])
+        let n = HeraldNotification(type: "ready", title: "t", data: ["sessionId": String(repeating: "ü", count: 40)])
         #expect(n.collapseTag?.utf8.count ?? 0 <= 64)
         #expect(n.collapseTag?.hasPrefix("ready-ü") == true)
     }

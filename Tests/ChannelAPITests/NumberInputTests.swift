@@ -16,7 +16,7 @@ import Testing
     ])
     func notificationNumbersAreCheckedNotTrapped(_ json: String, _ field: String) {
         do {
-            _ = try Notification(jsonText: json)
+            _ = try HeraldNotification(jsonText: json)
             Issue.record("expected \(field) to be refused in \(json)")
         } catch {
             #expect(error.field == field, "\(error)")

@@ -4,8 +4,6 @@ import Foundation
 import HeraldCrypto
 import Testing
 
-typealias Notification = ChannelAPI.Notification
-
 @Suite struct HapiPayloadTests {
     @Test func reproducesFixtureEnvelope() throws {
         // The in-repo copy of ../shared/fixtures/hapi-envelope-v1.json (CI may not lay shared/ out here).
@@ -25,7 +23,7 @@ typealias Notification = ChannelAPI.Notification
         let key = hex(fixture["key_hex"]?.stringValue ?? "")
         let nonce = hex(fixture["nonce_hex"]?.stringValue ?? "")
         // The fixture's plaintext is exactly what the composer produces for this notification.
-        let n = Notification(type: "ready", title: "HAPI", body: "Ready for input", data: ["sessionId": "s1"])
+        let n = HeraldNotification(type: "ready", title: "HAPI", body: "Ready for input", data: ["sessionId": "s1"])
         let plaintext = HapiPayload.plaintext(for: n)
         #expect(String(decoding: plaintext, as: UTF8.self) == fixture["plaintext"]?.stringValue)
         let envelope = try HapiPayload.envelope(plaintext: plaintext, key: key, nonce: nonce)
@@ -39,7 +37,7 @@ typealias Notification = ChannelAPI.Notification
     @Test func notifySummaryIsStrippedAndKept() {
         let body =
             "Done refactoring.\nAGENT_NOTIFY_SUMMARY {\"version\":1,\"agent\":\"claude\",\"project\":\"hapi\",\"status\":\"done\",\"summary\":\"Refactor complete\",\"secret\":\"x\"}\n"
-        let n = Notification(type: "ready", title: "Ready", body: body, data: ["sessionId": "s1"])
+        let n = HeraldNotification(type: "ready", title: "Ready", body: body, data: ["sessionId": "s1"])
         let data = HapiPayload.data(for: n)
         #expect(data["body"] == "Done refactoring.")
         #expect(
@@ -47,9 +45,9 @@ typealias Notification = ChannelAPI.Notification
                 == #"{"agent":"claude","project":"hapi","status":"done","summary":"Refactor complete","version":1}"#)
         #expect(data["contractVersion"] == "1")
         // Only `ready` notifications carry a summary; a malformed line is left alone.
-        #expect(HapiPayload.data(for: Notification(type: "other", body: body))["notifySummary"] == nil)
+        #expect(HapiPayload.data(for: HeraldNotification(type: "other", body: body))["notifySummary"] == nil)
         #expect(
-            HapiPayload.data(for: Notification(type: "ready", body: "x\nAGENT_NOTIFY_SUMMARY {oops"))["body"]
+            HapiPayload.data(for: HeraldNotification(type: "ready", body: "x\nAGENT_NOTIFY_SUMMARY {oops"))["body"]
                 == "x\nAGENT_NOTIFY_SUMMARY {oops")
     }
 }

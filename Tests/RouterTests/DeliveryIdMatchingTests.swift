@@ -20,7 +20,7 @@ import Testing
         }
         try await h.router.register(Device(deviceId: "d", platform: "phone", fields: ["token": "t-phone"]))
         try await h.router.register(Device(deviceId: "d", platform: "wear", fields: ["token": "t-wear"]))
-        let report = try await h.router.send(Notification(title: "hi"))
+        let report = try await h.router.send(HeraldNotification(title: "hi"))
         let byPlatform = Dictionary(uniqueKeysWithValues: report.deliveries.map { ($0.platform ?? "", $0.state) })
         #expect(byPlatform["phone"] == .dead)
         #expect(byPlatform["wear"] == .delivered)
@@ -38,7 +38,7 @@ import Testing
             return r
         }
         try await h.router.register(Device(deviceId: "d", platform: "phone", fields: ["token": "t"]))
-        let report = try await h.router.send(Notification(title: "hi"))
+        let report = try await h.router.send(HeraldNotification(title: "hi"))
         #expect(report.deliveries.map(\.state) == [.retry])
         #expect(report.deliveries.first?.reason == "channel returned no result for this device")
         await h.router.shutdown()

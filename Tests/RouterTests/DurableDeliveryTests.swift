@@ -50,7 +50,7 @@ import Testing
         let h = try await Harness.make(routes: Self.routes, channels: channels)
         try await h.register("phone", "pixel")
         h.fcm.answer { t, _ in .retry(t, status: 503, reason: "UNAVAILABLE", retryAfter: .seconds(30)) }
-        let report = try await h.router.send(Notification(title: "t"))
+        let report = try await h.router.send(HeraldNotification(title: "t"))
         let d = try #require(report.deliveries.first)
         #expect(d.state == .retry)
         #expect(d.nextAttemptAt == h.clock.now().addingTimeInterval(30))
@@ -75,7 +75,7 @@ import Testing
         let h = try await Harness.make(routes: Self.routes, channels: channels)
         try await h.register("phone", "pixel")
         h.fcm.answer { t, _ in .retry(t, status: 500, reason: "INTERNAL") }
-        let report = try await h.router.send(Notification(title: "t"))
+        let report = try await h.router.send(HeraldNotification(title: "t"))
         let summary = try await h.router.drain(untilEmpty: true, timeout: .seconds(60))
         #expect(summary.remaining == 0)
         let d = try h.router.history(id: report.id)[0].deliveries[0]
@@ -92,7 +92,7 @@ import Testing
                 ? .dead(t, status: 404, reason: "UNREGISTERED") : .retry(t, status: 503, reason: "UNAVAILABLE")
         }
         let events = h.router.events()
-        let report = try await h.router.send(Notification(title: "t"))
+        let report = try await h.router.send(HeraldNotification(title: "t"))
         #expect(report.outcome("fcm", "gone") == .dead)
         #expect(report.outcome("fcm", "alive") == .retry)
         #expect(try h.router.devices().map(\.deviceId) == ["alive"])
@@ -116,13 +116,13 @@ import Testing
                 Device(deviceId: "p", platform: "phone", fields: ["token": "new"]), now: Date())
             return .dead(t, status: 404, reason: "UNREGISTERED")
         }
-        _ = try await h.router.send(Notification(title: "t"))
+        _ = try await h.router.send(HeraldNotification(title: "t"))
         #expect(try h.router.devices().map(\.token) == ["new"])
     }
 
     @Test func waitForActionAnsweredTimedOutAndEarly() async throws {
         let h = try await Harness.make(routes: Self.routes)
-        let n = try await h.router.send(Notification(type: "permission-request", title: "Allow?"))
+        let n = try await h.router.send(HeraldNotification(type: "permission-request", title: "Allow?"))
         // Timed out.
         #expect(try await h.router.waitForAction(notificationID: n.id, timeout: .milliseconds(50)) == nil)
         // Answered while waiting.
@@ -155,9 +155,9 @@ import Testing
             of: "fcm: { type: rec-fcm }", with: "fcm: { type: rec-fcm, badge: pending-tags }")
         let h = try await Harness.make(routes: Self.routes, channels: channels)
         try await h.register("phone", "pixel")
-        _ = try await h.router.send(Notification(title: "a", tag: "t1"))
-        _ = try await h.router.send(Notification(title: "b", tag: "t2"))
-        _ = try await h.router.send(Notification(title: "c", tag: "t1"))
+        _ = try await h.router.send(HeraldNotification(title: "a", tag: "t1"))
+        _ = try await h.router.send(HeraldNotification(title: "b", tag: "t2"))
+        _ = try await h.router.send(HeraldNotification(title: "c", tag: "t1"))
         #expect(h.fcm.requests.map(\.pendingBadge) == [1, 2, 2])
         #expect(h.fcm.requests.last?.effectiveBadge == 2)
         await h.router.shutdown()
@@ -165,25 +165,27 @@ import Testing
         let again = try await Harness.make(routes: Self.routes, channels: channels, storePath: h.storePath)
         #expect(try again.router.pendingBadge(namespace: "default") == 2)
         try again.router.engaged(namespace: "default")
-        _ = try await again.router.send(Notification(title: "d", tag: "t3", badge: nil))
+        _ = try await again.router.send(HeraldNotification(title: "d", tag: "t3", badge: nil))
         #expect(again.fcm.requests.last?.pendingBadge == 1)
-        _ = try await again.router.send(Notification(title: "e", tag: "t4", badge: 9))
+        _ = try await again.router.send(HeraldNotification(title: "e", tag: "t4", badge: 9))
         #expect(again.fcm.requests.last?.effectiveBadge == 9)
     }
 
     @Test func cooldownDropsRepeatOfSameTag() async throws {
         let h = try await Harness.make(routes: "routes:\n  default:\n    - deliver: [fcm]\n      cooldown: 5s\n")
         try await h.register("phone", "pixel")
-        let first = try await h.router.send(Notification(type: "ready", title: "a", data: ["sessionId": "s1"]))
+        let first = try await h.router.send(HeraldNotification(type: "ready", title: "a", data: ["sessionId": "s1"]))
         #expect(first.outcome("fcm") == .delivered)
         h.clock.advance(by: .seconds(2))
-        let repeatSoon = try await h.router.send(Notification(type: "ready", title: "b", data: ["sessionId": "s1"]))
+        let repeatSoon = try await h.router.send(
+            HeraldNotification(type: "ready", title: "b", data: ["sessionId": "s1"]))
         #expect(repeatSoon.outcome("fcm") == .suppressed)
         #expect(repeatSoon.deliveries[0].reason?.hasPrefix("cooldown") == true)
-        let otherSession = try await h.router.send(Notification(type: "ready", title: "c", data: ["sessionId": "s2"]))
+        let otherSession = try await h.router.send(
+            HeraldNotification(type: "ready", title: "c", data: ["sessionId": "s2"]))
         #expect(otherSession.outcome("fcm") == .delivered)
         h.clock.advance(by: .seconds(4))
-        let later = try await h.router.send(Notification(type: "ready", title: "d", data: ["sessionId": "s1"]))
+        let later = try await h.router.send(HeraldNotification(type: "ready", title: "d", data: ["sessionId": "s1"]))
         #expect(later.outcome("fcm") == .delivered)
     }
 
@@ -193,7 +195,7 @@ import Testing
         let h = try await Harness.make(routes: Self.routes, channels: channels)
         try await h.register("phone", "pixel")
         h.fcm.delay(.seconds(30))
-        let report = try await h.router.send(Notification(title: "t"))
+        let report = try await h.router.send(HeraldNotification(title: "t"))
         #expect(report.outcome("fcm") == .retry)
         // A call that ignores the per-request budget is cut off at its outer bound (here 100 ms + 100 ms).
         #expect(report.deliveries[0].reason == "timed out after 200ms")
@@ -219,12 +221,12 @@ import Testing
         } catch let e as ConfigError {
             #expect(e.description == "\(file):6:17: unknown channel 'b' (defined: a)")
         }
-        #expect(try await router.send(Notification(title: "still routed")).outcome("a") == .delivered)
+        #expect(try await router.send(HeraldNotification(title: "still routed")).outcome("a") == .delivered)
         // A good file is picked up.
         try good.replacingOccurrences(of: "a: { type: rec }", with: "a: { type: rec, enabled: false }").write(
             toFile: file, atomically: true, encoding: .utf8)
         try await router.reload()
-        #expect(try await router.send(Notification(title: "disabled now")).deliveries.isEmpty)
+        #expect(try await router.send(HeraldNotification(title: "disabled now")).deliveries.isEmpty)
         await router.shutdown()
     }
 
@@ -234,7 +236,7 @@ import Testing
         let h = try await Harness.make(routes: Self.routes)
         try await h.register("phone", "p1")
         try await h.register("phone", "p2")
-        let n = Notification(title: "t")
+        let n = HeraldNotification(title: "t")
         let plan = try h.router.explain(n)
         let now = h.clock.now()
         let rows = plan.steps[0].channels[0].devices.map { d in
@@ -254,7 +256,7 @@ import Testing
     @Test func historyRetentionPurges() async throws {
         let h = try await Harness.make(routes: Self.routes)
         try await h.register("phone", "p")
-        let n = try await h.router.send(Notification(title: "old"))
+        let n = try await h.router.send(HeraldNotification(title: "old"))
         h.clock.advance(by: .seconds(86_400 * 2))
         #expect(try h.router.store.purge(before: h.clock.now().addingTimeInterval(-86_400)) == 1)
         #expect(try h.router.history(id: n.id).isEmpty)

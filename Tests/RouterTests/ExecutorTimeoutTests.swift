@@ -52,7 +52,7 @@ import Testing
             try await router.register(Device(deviceId: "d\(i)", platform: "ntfy", fields: ["topic": .string("t\(i)")]))
         }
         let started = ContinuousClock.now
-        let report = try await router.send(Notification(title: "slow but fine"))
+        let report = try await router.send(HeraldNotification(title: "slow but fine"))
         let elapsed = ContinuousClock.now - started
         #expect(elapsed > .seconds(1), "the whole call outlasts one request's timeout (\(elapsed))")
         #expect(report.deliveries.count == count)
@@ -87,7 +87,7 @@ import Testing
             """, server: server)
         try await router.register(Device(deviceId: "d", platform: "ntfy", fields: ["topic": "hang"]))
         let started = ContinuousClock.now
-        let report = try await router.send(Notification(title: "nobody answers"))
+        let report = try await router.send(HeraldNotification(title: "nobody answers"))
         let elapsed = ContinuousClock.now - started
         // Far below the 30 s a hung call waited before; loose enough for a loaded 2-core machine.
         #expect(elapsed < TestTiming.bound(.seconds(8)), "\(elapsed)")
@@ -125,7 +125,7 @@ import Testing
                 - deliver: [hang, ok]
             """, server: server, clock: clock)
         for i in 0..<notifications {
-            let report = try await router.send(Notification(id: "n\(i)", title: "n\(i)"))
+            let report = try await router.send(HeraldNotification(id: "n\(i)", title: "n\(i)"))
             #expect(report.outcome("hang") == .retry)
             #expect(report.outcome("ok") == .retry)
         }
@@ -168,7 +168,7 @@ import Testing
                 - deliver: [hang, ok]
             """, server: server)
         let notifications = 4
-        for i in 0..<notifications { try router.enqueue(Notification(id: "q\(i)", title: "q\(i)")) }
+        for i in 0..<notifications { try router.enqueue(HeraldNotification(id: "q\(i)", title: "q\(i)")) }
         let started = ContinuousClock.now
         let drain = Task { try await router.drain() }
         var okSeen = 0
@@ -211,10 +211,10 @@ import Testing
                   - deliver: [hang]
             """, server: server, clock: clock, passBudget: .milliseconds(500))
         for i in 0..<backlog {
-            let report = try await router.send(Notification(namespace: "slow", title: "s\(i)"))
+            let report = try await router.send(HeraldNotification(namespace: "slow", title: "s\(i)"))
             #expect(report.outcome("hang") == .retry)
         }
-        let healthy = try await router.send(Notification(title: "healthy"))
+        let healthy = try await router.send(HeraldNotification(title: "healthy"))
         #expect(healthy.outcome("ok") == .retry)
         clock.advance(by: .seconds(10))  // the backlog is due, the healthy retry is not yet
 

@@ -20,7 +20,7 @@ import Testing
     static func leasedElsewhere(by owner: String) async throws -> (Harness, String) {
         let h = try await Harness.make(routes: routes)
         try await h.register("phone", "pixel")
-        let n = Notification(title: "claimed elsewhere")
+        let n = HeraldNotification(title: "claimed elsewhere")
         try h.router.enqueue(n)
         let claimed = try h.router.store.claimPending(
             notificationId: n.id, step: 0, channel: "fcm", owner: owner, until: h.clock.now().adding(.seconds(60)),
@@ -102,7 +102,7 @@ import Testing
         let rival = try await router(other, store: holder.store)
         #expect(holder.owner != rival.owner)
         try await holder.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "t"]))
-        let n = Notification(title: "long")
+        let n = HeraldNotification(title: "long")
         let send = Task { try await holder.send(n) }
         defer { gate.open() }
         while gate.calls == 0 { try await Task.sleep(for: .milliseconds(10)) }

@@ -43,7 +43,7 @@ import Testing
         ]
         let results = await channel.deliver(
             DeliveryRequest(
-                notification: ChannelAPI.Notification(title: "Disk", body: "94%", priority: .high), targets: targets))
+                notification: HeraldNotification(title: "Disk", body: "94%", priority: .high), targets: targets))
         #expect(results.map(\.deliveryId) == ["del-a", "del-b", "del-c", "del-d"])
         #expect(results.map(\.outcome) == [.delivered, .retry, .failed, .failed])
         #expect(results[3].reason == "device has no topic")

@@ -24,7 +24,7 @@ import Testing
         let h = try await Harness.make(routes: Self.hapiRoutes)
         try await h.register("ios", "iphone")
         try await h.register("web", "laptop")
-        let report = try await h.router.send(Notification(title: "t"))
+        let report = try await h.router.send(HeraldNotification(title: "t"))
         #expect(report.outcome("apns", "iphone") == .delivered)
         #expect(report.outcome("webpush", "laptop") == .suppressed)
         #expect(report.deliveries.first { $0.channel == "webpush" }?.reason == "unless-delivered: apns")
@@ -36,7 +36,7 @@ import Testing
         h.apns.answer { t, _ in .failed(t, status: 400, reason: "BadCollapseId") }
         try await h.register("ios", "iphone")
         try await h.register("web", "laptop")
-        let report = try await h.router.send(Notification(title: "t"))
+        let report = try await h.router.send(HeraldNotification(title: "t"))
         #expect(report.outcome("apns") == .failed)
         #expect(report.outcome("webpush") == .delivered)
     }
@@ -46,7 +46,7 @@ import Testing
         h.apns.answer { t, _ in .retry(t, status: 503, reason: "ServiceUnavailable") }
         try await h.register("ios", "iphone")
         try await h.register("web", "laptop")
-        let report = try await h.router.send(Notification(title: "t"))
+        let report = try await h.router.send(HeraldNotification(title: "t"))
         #expect(report.outcome("apns") == .retry)
         #expect(report.outcome("webpush") == .delivered)
     }
@@ -54,11 +54,11 @@ import Testing
     @Test func whenFilterByType() async throws {
         let h = try await Harness.make(routes: Self.hapiRoutes)
         try await h.register("telegram", "chat")
-        let plain = try await h.router.send(Notification(type: "ready", title: "t"))
+        let plain = try await h.router.send(HeraldNotification(type: "ready", title: "t"))
         #expect(plain.outcome("telegram") == nil)
-        let perm = try await h.router.send(Notification(type: "permission-request", title: "t"))
+        let perm = try await h.router.send(HeraldNotification(type: "permission-request", title: "t"))
         #expect(perm.outcome("telegram") == .delivered)
-        let plan = try h.router.explain(Notification(type: "ready", title: "t"))
+        let plan = try h.router.explain(HeraldNotification(type: "ready", title: "t"))
         #expect(plan.steps[2].applies == false)
         #expect(plan.steps[2].notApplicableReason?.contains("permission-request") == true)
     }
@@ -66,16 +66,16 @@ import Testing
     @Test func whenFilterBySeverity() async throws {
         let h = try await Harness.make(
             routes: "routes:\n  default:\n    - deliver: [sink]\n      when: { severity: [warning, error] }\n")
-        #expect(try await h.router.send(Notification(title: "t", severity: .info)).deliveries.isEmpty)
-        #expect(try await h.router.send(Notification(title: "t")).deliveries.isEmpty)
-        #expect(try await h.router.send(Notification(title: "t", severity: .error)).outcome("sink") == .delivered)
+        #expect(try await h.router.send(HeraldNotification(title: "t", severity: .info)).deliveries.isEmpty)
+        #expect(try await h.router.send(HeraldNotification(title: "t")).deliveries.isEmpty)
+        #expect(try await h.router.send(HeraldNotification(title: "t", severity: .error)).outcome("sink") == .delivered)
     }
 
     @Test func modeFirstStopsAtFirstDeliveringChannel() async throws {
         let h = try await Harness.make(routes: Self.hapiRoutes)
         try await h.register("telegram", "chat", namespace: "ops")
         try await h.register("web", "laptop", namespace: "ops")
-        let report = try await h.router.send(Notification(namespace: "ops", title: "t"))
+        let report = try await h.router.send(HeraldNotification(namespace: "ops", title: "t"))
         #expect(report.outcome("telegram") == .delivered)
         #expect(report.outcome("webpush") == .suppressed)
         #expect(report.deliveries.first { $0.channel == "webpush" }?.reason == "mode first: delivered by telegram")
@@ -87,7 +87,7 @@ import Testing
         h.telegram.answer { t, _ in .dead(t, status: 403, reason: "bot was blocked by the user") }
         try await h.register("telegram", "chat", namespace: "ops")
         try await h.register("web", "laptop", namespace: "ops")
-        let report = try await h.router.send(Notification(namespace: "ops", title: "t"))
+        let report = try await h.router.send(HeraldNotification(namespace: "ops", title: "t"))
         #expect(report.outcome("telegram") == .dead)
         #expect(report.outcome("webpush") == .delivered)
     }
@@ -95,29 +95,29 @@ import Testing
     @Test func modeFirstSkipsChannelWithoutDevices() async throws {
         let h = try await Harness.make(routes: Self.hapiRoutes)
         try await h.register("web", "laptop", namespace: "ops")
-        let report = try await h.router.send(Notification(namespace: "ops", title: "t"))
+        let report = try await h.router.send(HeraldNotification(namespace: "ops", title: "t"))
         #expect(report.outcome("webpush") == .delivered)
     }
 
     @Test func namespaceOverrideReplacesDefault() async throws {
         let h = try await Harness.make(routes: Self.hapiRoutes)
         try await h.register("ios", "iphone", namespace: "ops")
-        let plan = try h.router.explain(Notification(namespace: "ops", title: "t"))
+        let plan = try h.router.explain(HeraldNotification(namespace: "ops", title: "t"))
         #expect(plan.route == "namespaces.ops")
         #expect(plan.steps.count == 1)
-        let report = try await h.router.send(Notification(namespace: "ops", title: "t"))
+        let report = try await h.router.send(HeraldNotification(namespace: "ops", title: "t"))
         #expect(report.deliveries.isEmpty)
-        #expect(try h.router.explain(Notification(namespace: "other", title: "t")).route == "default")
+        #expect(try h.router.explain(HeraldNotification(namespace: "other", title: "t")).route == "default")
     }
 
     @Test func unlessRegisteredSuppressesStep() async throws {
         let routes =
             "routes:\n  default:\n    - deliver: [apns]\n    - deliver: [sink]\n      unless-registered: [apns]\n"
         let h = try await Harness.make(routes: routes)
-        let none = try await h.router.send(Notification(title: "t"))
+        let none = try await h.router.send(HeraldNotification(title: "t"))
         #expect(none.outcome("sink") == .delivered)
         try await h.register("ios", "iphone")
-        let some = try await h.router.send(Notification(title: "t"))
+        let some = try await h.router.send(HeraldNotification(title: "t"))
         #expect(some.outcome("sink") == .suppressed)
         #expect(some.deliveries.first { $0.channel == "sink" }?.reason == "unless-registered: apns")
     }
@@ -125,9 +125,9 @@ import Testing
     @Test func unlessDeliveredAny() async throws {
         let routes = "routes:\n  default:\n    - deliver: [fcm]\n    - deliver: [sink]\n      unless-delivered: any\n"
         let h = try await Harness.make(routes: routes)
-        #expect(try await h.router.send(Notification(title: "t")).outcome("sink") == .delivered)
+        #expect(try await h.router.send(HeraldNotification(title: "t")).outcome("sink") == .delivered)
         try await h.register("phone", "pixel")
-        #expect(try await h.router.send(Notification(title: "t")).outcome("sink") == .suppressed)
+        #expect(try await h.router.send(HeraldNotification(title: "t")).outcome("sink") == .suppressed)
     }
 
     @Test func disabledChannelDeliversNothing() async throws {
@@ -136,20 +136,20 @@ import Testing
         let h = try await Harness.make(routes: Self.hapiRoutes, channels: channels)
         try await h.register("ios", "iphone")
         try await h.register("web", "laptop")
-        let report = try await h.router.send(Notification(title: "t"))
+        let report = try await h.router.send(HeraldNotification(title: "t"))
         #expect(report.outcome("apns") == nil)
         #expect(report.outcome("webpush") == .delivered)
         #expect(h.apns.requests.isEmpty)
-        #expect(try h.router.explain(Notification(title: "t")).steps[0].channels[0].enabled == false)
+        #expect(try h.router.explain(HeraldNotification(title: "t")).steps[0].channels[0].enabled == false)
     }
 
     @Test func tokenNeverDeliversAcrossNamespaces() async throws {
         let h = try await Harness.make(routes: Self.hapiRoutes)
         try await h.register("phone", "pixel", namespace: "a", token: "shared-token")
         try await h.register("phone", "pixel", namespace: "b", token: "shared-token")
-        let a = try await h.router.send(Notification(namespace: "a", title: "t"))
+        let a = try await h.router.send(HeraldNotification(namespace: "a", title: "t"))
         #expect(a.deliveries.isEmpty)
-        let b = try await h.router.send(Notification(namespace: "b", title: "t"))
+        let b = try await h.router.send(HeraldNotification(namespace: "b", title: "t"))
         #expect(b.outcome("fcm", "pixel") == .delivered)
     }
 
@@ -166,7 +166,7 @@ import Testing
             Device(namespace: "x", deviceId: "d3", platform: "ios"),
         ]
         let plan = Planner.plan(
-            Notification(id: "n1", title: "t"), config: config, facts: PlanningFacts(devices: devices))
+            HeraldNotification(id: "n1", title: "t"), config: config, facts: PlanningFacts(devices: devices))
         #expect(plan.steps.count == 2)
         #expect(plan.steps[0].channels[0].devices.map(\.deviceId) == ["d1"])
         #expect(plan.steps[1].channels[0].isSink)

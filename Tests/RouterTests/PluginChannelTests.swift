@@ -33,7 +33,7 @@ import Testing
             try await router.register(Device(deviceId: "p", platform: "ntfy", fields: ["topic": "bad topic!"]))
         }
         try await router.register(Device(deviceId: "p", platform: "ntfy", fields: ["topic": "alerts"]))
-        let report = try await router.send(Notification(title: "Disk full", body: "94% used", priority: .high))
+        let report = try await router.send(HeraldNotification(title: "Disk full", body: "94% used", priority: .high))
         #expect(report.outcome("ntfy", "p") == .delivered)
         let r = try #require(try await server.requests().first)
         #expect(r.header("authorization") == "Bearer secret-token-value")

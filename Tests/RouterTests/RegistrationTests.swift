@@ -44,7 +44,7 @@ import Testing
             ])
         #expect(try router.devices().map(\.deviceId) == ["pixel"])
         #expect(router.reach(of: Self.phone).unreachableReason == "no channel in the config serves platform 'phone'")
-        let plan = try router.explain(Notification(title: "t"))
+        let plan = try router.explain(HeraldNotification(title: "t"))
         #expect(
             plan.unreachableDevices == [
                 UnreachableDevice(
@@ -152,7 +152,7 @@ import Testing
         try await h.register("ios", "iphone")
         try await h.register("ios", "ipad", token: String(repeating: "cd", count: 32))
         try await h.register("wear", "watch")
-        let plan = try h.router.explain(Notification(title: "t"))
+        let plan = try h.router.explain(HeraldNotification(title: "t"))
         #expect(plan.steps[0].channels[0].devices.map(\.deviceId).sorted() == ["pixel", "watch"])
         let reason =
             "route default delivers to no channel that serves platform 'ios' (it is served by apns, which this route does not deliver to)"

@@ -61,7 +61,7 @@ import Testing
     @Test func batchedOutboxInsertWritesEveryRow() throws {
         let store = try SQLiteStore(path: ":memory:", clock: ManualClock(start: Self.past))
         defer { store.close() }
-        let n = Notification(title: "fan-out")
+        let n = HeraldNotification(title: "fan-out")
         let deliveries = (0..<600).map { i in  // two full statements of 256 rows and one of 88
             DeliveryRecord(
                 id: "d\(10_000 + i)", notificationId: n.id, step: i % 2, position: i, channel: "fcm",

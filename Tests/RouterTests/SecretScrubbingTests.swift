@@ -55,7 +55,7 @@ private struct EchoingChannel: Channel {
         try await router.register(
             Device(
                 deviceId: "p", platform: "phone", fields: ["token": .string(deviceToken), "pushKey": .string(pushKey)]))
-        let report = try await router.send(Notification(id: "n-1", title: "t"))
+        let report = try await router.send(HeraldNotification(id: "n-1", title: "t"))
         let delivery = try #require(report.deliveries.first)
         let reason = try #require(delivery.reason)
         #expect(reason.hasPrefix("502 <p>POST /send?key=‹redacted› device=‹redacted›"), "\(reason)")

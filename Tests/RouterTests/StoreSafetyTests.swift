@@ -221,7 +221,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
         let path = Harness.tempPath()
         let h = try await Harness.make(routes: "routes:\n  default:\n    - deliver: [fcm]\n", storePath: path)
         try await h.register("phone", "pixel")
-        let sent = try await h.router.send(Notification(id: "n-ro", title: "t"))
+        let sent = try await h.router.send(HeraldNotification(id: "n-ro", title: "t"))
         await h.router.shutdown()
 
         let store = try SQLiteStore(path: path, access: .readOnly)
@@ -232,13 +232,13 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             options: RouterOptions(clock: h.clock, random: FixedRandom(), logSink: RecordingLogSink(), store: store))
         #expect(try ro.devices().map(\.deviceId) == ["pixel"])
         #expect(try ro.history(id: "n-ro").first?.deliveries.map(\.id) == sent.deliveries.map(\.id))
-        #expect(try ro.explain(Notification(title: "x")).steps.first?.channels.first?.devices.count == 1)
+        #expect(try ro.explain(HeraldNotification(title: "x")).steps.first?.channels.first?.devices.count == 1)
         let refused = StoreError.readOnly(path: path, refused: "register a device", reason: "opened read-only")
         await #expect(throws: refused) {
             try await ro.register(Device(deviceId: "tab", platform: "phone", fields: ["token": "t-3"]))
         }
         #expect(refused.description.contains(path) && refused.description.contains("cannot register a device"))
-        await #expect(throws: StoreError.self) { try await ro.send(Notification(id: "n-2", title: "t")) }
+        await #expect(throws: StoreError.self) { try await ro.send(HeraldNotification(id: "n-2", title: "t")) }
         #expect(throws: StoreError.self) { try ro.unregister(deviceId: "pixel") }
         await ro.shutdown()
         // Nothing was written.
@@ -267,7 +267,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
         let first = try await Harness.make(routes: Self.routes, channels: Self.channels, storePath: path)
         try await first.register("phone", "pixel")
         first.fcm.answer { t, _ in .retry(t, status: 503, reason: "UNAVAILABLE") }
-        let report = try await first.router.send(Notification(id: "n-damaged", title: "t"))
+        let report = try await first.router.send(HeraldNotification(id: "n-damaged", title: "t"))
         #expect(report.outcome("fcm") == .retry)
         await first.router.shutdown()
         try damageTable("attempts", inStoreAt: path)
@@ -293,11 +293,13 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
         let first = try await Harness.make(routes: Self.routes, channels: Self.channels, storePath: path)
         try await first.register("phone", "pixel")
         first.fcm.answer { t, _ in .retry(t, status: 503, reason: "UNAVAILABLE") }
-        _ = try await first.router.send(Notification(id: "n-first", title: "t"))
+        _ = try await first.router.send(HeraldNotification(id: "n-first", title: "t"))
         await first.router.shutdown()
         try damageTable("attempts", inStoreAt: path)
         let second = try await Harness.make(routes: Self.routes, channels: Self.channels, storePath: path)
-        await #expect(throws: StoreError.self) { try await second.router.send(Notification(id: "n-next", title: "t")) }
+        await #expect(throws: StoreError.self) {
+            try await second.router.send(HeraldNotification(id: "n-next", title: "t"))
+        }
         #expect(second.fcm.targets.isEmpty)
         await second.router.shutdown()
     }
@@ -309,8 +311,8 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
     @Test func sendingAnIdTwiceReturnsTheStoredReportWithoutRoutingAgain() async throws {
         let h = try await Harness.make(routes: Self.routes)
         try await h.register("phone", "pixel")
-        let first = try await h.router.send(Notification(id: "dup-1", title: "first"))
-        let again = try await h.router.send(Notification(id: "dup-1", title: "second"))
+        let first = try await h.router.send(HeraldNotification(id: "dup-1", title: "first"))
+        let again = try await h.router.send(HeraldNotification(id: "dup-1", title: "second"))
         #expect(!first.replayed)
         #expect(again.replayed)
         #expect(again.deliveries.map(\.id) == first.deliveries.map(\.id))
@@ -321,7 +323,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
         #expect(try h.router.history(id: "dup-1").first?.notification.title == "first")
         // Persisting only (enqueue) a stored id is refused by name, not with a raw constraint error.
         #expect(throws: StoreError.duplicateNotification("dup-1")) {
-            try h.router.enqueue(Notification(id: "dup-1", title: "third"))
+            try h.router.enqueue(HeraldNotification(id: "dup-1", title: "third"))
         }
         await h.router.shutdown()
     }
@@ -375,7 +377,7 @@ final class RecordRefusingStore: HeraldStore {
         try base.device(namespace: namespace, deviceId: deviceId, platform: platform)
     }
     func insertNotification(
-        _ notification: ChannelAPI.Notification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
+        _ notification: HeraldNotification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
     ) throws {
         try base.insertNotification(notification, steps: steps, deliveries: deliveries, now: now)
     }
@@ -455,7 +457,7 @@ final class RecordRefusingStore: HeraldStore {
         try await router.register(Device(deviceId: "pixel", platform: "phone", fields: ["token": "fcm-pixel"]))
         apns.answer { t, _ in .retry(t, status: 503, reason: "busy") }
         fcm.answer { t, _ in .retry(t, status: 503, reason: "busy") }
-        for id in ["n-a", "n-b", "n-c"] { _ = try await router.send(Notification(id: id, title: "t")) }
+        for id in ["n-a", "n-b", "n-c"] { _ = try await router.send(HeraldNotification(id: id, title: "t")) }
         #expect(apns.targets.count == 3 && fcm.targets.count == 3)
 
         store.refuseRecords()
@@ -468,7 +470,7 @@ final class RecordRefusingStore: HeraldStore {
         // results could not be recorded); no group started after that (the third of each channel).
         #expect(apns.targets.count + fcm.targets.count == 6 + 4)
         // A send whose first results cannot be recorded fails instead of reporting success.
-        await #expect(throws: StoreError.self) { try await router.send(Notification(id: "n-d", title: "t")) }
+        await #expect(throws: StoreError.self) { try await router.send(HeraldNotification(id: "n-d", title: "t")) }
         await router.shutdown()
         store.base.close()
     }

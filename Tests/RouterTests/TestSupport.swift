@@ -4,8 +4,6 @@ import HeraldChannels
 import Router
 import RouterTesting
 
-typealias Notification = ChannelAPI.Notification
-
 /// A router over recording channels: `apns` (ios), `fcm` (phone, wear), `webpush` (web),
 /// `telegram` (telegram) and `sink` (a sink), each its own recorder.
 struct Harness {

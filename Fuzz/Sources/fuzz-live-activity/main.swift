@@ -9,7 +9,7 @@ import FuzzInput
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzLiveActivity(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = FuzzInput(data, size)
-    guard let notification = try? ChannelAPI.Notification(jsonText: input.text) else { return 0 }
+    guard let notification = try? HeraldNotification(jsonText: input.text) else { return 0 }
     if let la = notification.liveActivity {
         _ = try? APNsLiveActivity(la, notification: notification, now: FuzzInput.now)
     }

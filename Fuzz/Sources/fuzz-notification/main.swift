@@ -5,6 +5,6 @@ import FuzzInput
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzNotification(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = FuzzInput(data, size)
-    _ = try? ChannelAPI.Notification(jsonText: input.text)
+    _ = try? HeraldNotification(jsonText: input.text)
     return 0
 }

@@ -24,7 +24,7 @@ public struct APNsLiveActivity: Sendable, Equatable {
     static let apnsKeys: Set<String> = ["attributesType", "attributes", "pushToken"]
 
     /// Validates `la` and builds the `aps` dictionary; `now` is the default `timestamp`.
-    public init(_ la: [String: JSONValue], notification: ChannelAPI.Notification, now: Date) throws(APNsPayloadError) {
+    public init(_ la: [String: JSONValue], notification: HeraldNotification, now: Date) throws(APNsPayloadError) {
         let fields: LiveActivityFields
         do {
             fields = try LiveActivityFields(la, extraKeys: APNsLiveActivity.apnsKeys, service: "known")

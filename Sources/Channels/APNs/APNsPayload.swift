@@ -185,7 +185,7 @@ public struct APNsPayloadBuilder: Sendable {
     }
 
     /// The notification with generic title and body, for hapi-v1 plaintext under `content: generic`.
-    static func genericized(_ n: ChannelAPI.Notification) -> ChannelAPI.Notification {
+    static func genericized(_ n: HeraldNotification) -> HeraldNotification {
         var g = n
         g.title = GenericContent.title(for: n.type)
         g.body = GenericContent.body(for: n)

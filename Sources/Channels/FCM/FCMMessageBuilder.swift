@@ -83,7 +83,7 @@ public struct FCMMessageBuilder: Sendable {
 
     /// Validates a notification and computes its device-independent parts.
     /// - Throws: ``FCMPayloadError`` for a reserved data key or a bad `android` value.
-    public func prepare(_ n: Notification) throws(FCMPayloadError) -> Prepared {
+    public func prepare(_ n: HeraldNotification) throws(FCMPayloadError) -> Prepared {
         var data = n.data
         for (k, v) in HapiPayload.data(for: n) { data[k] = v }  // hapi's keys win
         data.removeValue(forKey: FCMMessageBuilder.deliveryIdKey)

@@ -29,7 +29,7 @@ struct HapiRelay: Sendable {
 
     /// The `/v1/push` body for one device (pure; `nonce` is 12 bytes).
     static func body(
-        notification: ChannelAPI.Notification, token: String, pushKey: [UInt8], nonce: [UInt8]
+        notification: HeraldNotification, token: String, pushKey: [UInt8], nonce: [UInt8]
     ) throws(BuildError) -> [UInt8] {
         let envelope: String
         do {
@@ -84,7 +84,7 @@ struct HapiRelay: Sendable {
         }
     }
 
-    private func send(_ notification: ChannelAPI.Notification, to target: DeliveryTarget) async -> DeliveryResult {
+    private func send(_ notification: HeraldNotification, to target: DeliveryTarget) async -> DeliveryResult {
         guard let device = target.device, let token = device.token else {
             return .failed(target, reason: "device has no token")
         }

@@ -56,7 +56,7 @@ struct HomeAssistantRelay: Sendable {
     /// The notification fields HA would send in clear: `message`, `title`?, `data`? (pure). `data`
     /// carries the notification's data plus `url`, `tag` and `actions`
     /// (`[{action, title, uri?, destructive?}]`) in HA's schema.
-    static func notificationFields(_ n: ChannelAPI.Notification) -> [String: JSONValue] {
+    static func notificationFields(_ n: HeraldNotification) -> [String: JSONValue] {
         var o: [String: JSONValue] = ["message": .string(n.body ?? n.title ?? "")]
         if let t = n.title, n.body != nil { o["title"] = .string(t) }
         var data: [String: JSONValue] = n.data.mapValues { .string($0) }
@@ -87,7 +87,7 @@ struct HomeAssistantRelay: Sendable {
     }
 
     /// The clear forwarder body (pure).
-    static func body(_ n: ChannelAPI.Notification, device: Device) -> [UInt8] {
+    static func body(_ n: HeraldNotification, device: Device) -> [UInt8] {
         var o = notificationFields(n)
         o["push_token"] = .string(device.token ?? "")
         o["registration_info"] = registrationInfo(device)
@@ -113,7 +113,7 @@ struct HomeAssistantRelay: Sendable {
     /// The encrypted forwarder body (pure): `{encrypted: true, encrypted_data, push_token,
     /// registration_info}`, where `encrypted_data` = base64(nonce ‖ MAC ‖ ciphertext) of the canonical
     /// JSON of ``notificationFields(_:)`` under key = hex-decode(`secret`).
-    static func encryptedBody(_ n: ChannelAPI.Notification, device: Device, nonce: [UInt8]) throws(EncryptError)
+    static func encryptedBody(_ n: HeraldNotification, device: Device, nonce: [UInt8]) throws(EncryptError)
         -> [UInt8]
     {
         guard let key = key(secret: device.string("secret")) else { throw .noSecret }
@@ -177,7 +177,7 @@ struct HomeAssistantRelay: Sendable {
         }
     }
 
-    private func send(_ notification: ChannelAPI.Notification, to target: DeliveryTarget) async -> DeliveryResult {
+    private func send(_ notification: HeraldNotification, to target: DeliveryTarget) async -> DeliveryResult {
         guard let device = target.device, let url = device.string("pushUrl") else {
             return .failed(target, reason: "device has no pushUrl")
         }

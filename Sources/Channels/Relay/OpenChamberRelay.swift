@@ -54,7 +54,7 @@ enum OpenChamberSigning {
 
     /// The send body for one batch (`env` is `production` or `sandbox`).
     static func sendBody(
-        tokens: [String], notification: ChannelAPI.Notification, badge: Int?, env: String, ts: Int64,
+        tokens: [String], notification: HeraldNotification, badge: Int?, env: String, ts: Int64,
         key: P256PrivateKey
     ) throws(CryptoError) -> [UInt8] {
         let title = GenericContent.title(for: notification.type)
@@ -212,7 +212,7 @@ final class OpenChamberRelay: Sendable {
     }
 
     private func send(
-        _ targets: [DeliveryTarget], env: String, notification: ChannelAPI.Notification, badge: Int?,
+        _ targets: [DeliveryTarget], env: String, notification: HeraldNotification, badge: Int?,
         key: P256PrivateKey
     ) async -> [DeliveryResult] {
         var byToken: [String: [DeliveryTarget]] = [:]

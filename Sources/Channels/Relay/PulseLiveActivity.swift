@@ -58,7 +58,7 @@ struct PulseLiveActivity: Sendable, Equatable {
             }
     }
 
-    init(_ notification: ChannelAPI.Notification, now: Date) throws(Invalid) {
+    init(_ notification: HeraldNotification, now: Date) throws(Invalid) {
         guard let la = notification.liveActivity else {
             throw Invalid("the pulse relay only sends Live Activities: the notification has no liveActivity")
         }
@@ -98,7 +98,7 @@ struct PulseLiveActivity: Sendable, Equatable {
     }
 
     /// The same activity as a `start` (for a 404 "no such activity" answer to an update).
-    func asStart(_ notification: ChannelAPI.Notification) throws(Invalid) -> PulseLiveActivity {
+    func asStart(_ notification: HeraldNotification) throws(Invalid) -> PulseLiveActivity {
         var startAlert = alert
         if startAlert == nil {
             startAlert = try Self.fallbackAlert(notification, state: fields["contentState"]?.objectValue ?? [:])
@@ -160,7 +160,7 @@ struct PulseLiveActivity: Sendable, Equatable {
     }
 
     /// A `start` alert from the notification's body (else the summary or title), cut to 60 characters.
-    static func fallbackAlert(_ n: ChannelAPI.Notification, state: [String: JSONValue]) throws(Invalid) -> JSONValue {
+    static func fallbackAlert(_ n: HeraldNotification, state: [String: JSONValue]) throws(Invalid) -> JSONValue {
         let candidates = [n.body, state["summary"]?.stringValue, state["title"]?.stringValue, n.title]
         guard let body = candidates.compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
             throw Invalid("event start needs liveActivity.alert (or a notification body)")

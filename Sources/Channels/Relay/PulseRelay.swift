@@ -94,7 +94,7 @@ struct PulseRelay: Sendable {
     }
 
     private func send(
-        _ initial: PulseLiveActivity, revision initialRevision: Int64, notification: ChannelAPI.Notification,
+        _ initial: PulseLiveActivity, revision initialRevision: Int64, notification: HeraldNotification,
         to target: DeliveryTarget
     ) async -> DeliveryResult {
         guard let device = target.device, let key = Self.pushKey(device), let id = device.string("relayDeviceId"),

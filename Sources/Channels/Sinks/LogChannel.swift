@@ -28,7 +28,7 @@ public final class LogChannel: Channel {
     }
 
     /// The line written for a notification: its contract JSON plus `deliveredAt`.
-    public static func line(for notification: ChannelAPI.Notification, at date: Date) -> String {
+    public static func line(for notification: HeraldNotification, at date: Date) -> String {
         var o = notification.json.objectValue ?? [:]
         o["deliveredAt"] = .string(ISO8601DateFormatter().string(from: date))
         return JSONValue.object(o).canonicalString + "\n"

@@ -102,7 +102,7 @@ struct TelegramCallbackStore: Sendable {
     /// Stores one record per callback action and returns the buttons (callback buttons carry the ids;
     /// URL actions become URL buttons), the keyboard's group id and the callback ids.
     func prepare(
-        notification: ChannelAPI.Notification, chat: TelegramChatID, deviceId: String?, deliveryId: String, now: Date
+        notification: HeraldNotification, chat: TelegramChatID, deviceId: String?, deliveryId: String, now: Date
     ) throws -> (buttons: [TelegramButton], group: String, ids: [String]) {
         let expires = now.millisecondsSince1970 + ttl.milliseconds
         let group = newID(material: "group|\(notification.id)|\(chat.text)|\(deliveryId)", attempt: 0)

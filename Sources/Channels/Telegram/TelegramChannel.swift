@@ -92,7 +92,7 @@ public struct TelegramChannel: Channel {
     /// One send; nil for a static chat (its outcome is logged).
     func run(
         job: (target: DeliveryTarget?, chat: TelegramChatID?, deviceId: String?, deliveryId: String),
-        notification: ChannelAPI.Notification, batch: TelegramBatch
+        notification: HeraldNotification, batch: TelegramBatch
     ) async -> DeliveryResult? {
         let target = job.target ?? DeliveryTarget(device: nil, deliveryId: job.deliveryId)
         guard let chat = job.chat else {
@@ -131,7 +131,7 @@ public struct TelegramChannel: Channel {
 
     /// Sends one message to one chat and maps the answer to a result.
     func send(
-        _ notification: ChannelAPI.Notification, to chat: TelegramChatID, target: DeliveryTarget,
+        _ notification: HeraldNotification, to chat: TelegramChatID, target: DeliveryTarget,
         batch: TelegramBatch = TelegramBatch()
     ) async
         -> DeliveryResult

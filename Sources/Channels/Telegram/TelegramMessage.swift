@@ -125,7 +125,7 @@ public enum TelegramMessage {
     }
 
     /// The message text as spans, cut to `limit` visible UTF-16 code units.
-    public static func spans(for notification: Notification, limit: Int = TelegramText.maxLength) -> (
+    public static func spans(for notification: HeraldNotification, limit: Int = TelegramText.maxLength) -> (
         spans: [TelegramSpan], truncated: Bool
     ) {
         var header: [TelegramSpan] = []

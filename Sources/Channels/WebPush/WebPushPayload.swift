@@ -39,7 +39,7 @@ public enum WebPushPayload {
     public static let webKeys = ["icon", "image", "requireInteraction", "renotify", "silent", "lang", "dir"]
 
     /// The payload object without the per-device `deviceId`.
-    public static func object(for notification: Notification, badge: Int?) -> [String: JSONValue] {
+    public static func object(for notification: HeraldNotification, badge: Int?) -> [String: JSONValue] {
         var o: [String: JSONValue] = ["id": .string(notification.id), "type": .string(notification.type)]
         if let t = notification.title { o["title"] = .string(t) }
         if let b = notification.body { o["body"] = .string(b) }

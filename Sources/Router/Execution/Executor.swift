@@ -256,7 +256,8 @@ struct Executor: Sendable {
     /// Attempts `records` (all of one notification and one channel), in chunks, recording results.
     /// When results cannot be recorded, no further chunk is sent and the failure is returned.
     @discardableResult
-    func attempt(_ records: [DeliveryRecord], notification: Notification, graph: RouterGraph, deadline: Date?) async
+    func attempt(_ records: [DeliveryRecord], notification: HeraldNotification, graph: RouterGraph, deadline: Date?)
+        async
         -> (any Error)?
     {
         guard let first = records.first else { return nil }
@@ -307,7 +308,7 @@ struct Executor: Sendable {
     }
 
     private func attemptChunk(
-        _ chunk: [DeliveryRecord], channel: any Channel, spec: ChannelSpec, notification: Notification,
+        _ chunk: [DeliveryRecord], channel: any Channel, spec: ChannelSpec, notification: HeraldNotification,
         pendingBadge: Int?, deadline: Date?, devices: [String: Device]
     ) async -> (any Error)? {
         // Resolve the devices now: a re-registration since planning (new token) is honoured, and a
@@ -406,7 +407,7 @@ struct Executor: Sendable {
 
     private func attemptRecord(
         for result: DeliveryResult, record: DeliveryRecord, device: Device?, spec: ChannelSpec,
-        notification: Notification, now: Date
+        notification: HeraldNotification, now: Date
     ) -> AttemptRecord {
         let attempt = record.attempts + 1
         switch result.outcome {
@@ -444,13 +445,13 @@ struct Executor: Sendable {
     }
 
     /// The notification's expiry: its creation time plus `ttl` (read from the store).
-    private func createdAtPlusTTL(_ notification: Notification) -> Date? {
+    private func createdAtPlusTTL(_ notification: HeraldNotification) -> Date? {
         guard let ttl = notification.ttl, let stored = try? store.notification(id: notification.id) else { return nil }
         return stored.createdAt.addingTimeInterval(TimeInterval(ttl))
     }
 
     private func recordFinal(
-        _ records: [DeliveryRecord], state: DeliveryState, reason: String, notification: Notification,
+        _ records: [DeliveryRecord], state: DeliveryState, reason: String, notification: HeraldNotification,
         graph: RouterGraph
     ) {
         let attempts = records.map {

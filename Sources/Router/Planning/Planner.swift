@@ -17,7 +17,7 @@ public struct PlanningFacts: Sendable {
 /// Turns (config × notification × facts) into a ``DeliveryPlan``. Pure: no I/O, no clock.
 public enum Planner {
     /// Plans `notification` under `config`.
-    public static func plan(_ notification: ChannelAPI.Notification, config: HeraldConfig, facts: PlanningFacts)
+    public static func plan(_ notification: HeraldNotification, config: HeraldConfig, facts: PlanningFacts)
         -> DeliveryPlan
     {
         let (routeName, steps) = config.routes.route(for: notification.namespace)

@@ -24,7 +24,7 @@ public protocol HeraldStore: Sendable {
     // MARK: Notifications and outbox
     /// Persists a notification and every planned delivery in one transaction, before any attempt.
     func insertNotification(
-        _ notification: ChannelAPI.Notification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date) throws
+        _ notification: HeraldNotification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date) throws
     /// A stored notification with the step rules it was planned with.
     func notification(id: String) throws -> StoredNotification?
     /// The deliveries of a notification, ordered by step, position, device.

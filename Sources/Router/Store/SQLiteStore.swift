@@ -377,7 +377,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func insertNotification(
-        _ notification: ChannelAPI.Notification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
+        _ notification: HeraldNotification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
     ) throws {
         try checkWritable("store a notification")
         try db.transaction { c in
@@ -427,7 +427,7 @@ public final class SQLiteStore: HeraldStore {
         guard
             let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = \(id)").first
         else { return nil }
-        guard let body = row.string("body"), let n = try? Notification(jsonText: body),
+        guard let body = row.string("body"), let n = try? HeraldNotification(jsonText: body),
             let at = SQLiteStore.date(row["created_at"]),
             let stepsText = row.string("steps"), let steps = try? JSONValue.parse(stepsText).arrayValue
         else { throw StoreError.corrupt("notification \(id)") }

@@ -183,7 +183,7 @@ public struct LifecycleEvent: Sendable, Equatable {
 /// A stored notification with its deliveries and events.
 public struct HistoryEntry: Sendable {
     /// The notification.
-    public var notification: ChannelAPI.Notification
+    public var notification: HeraldNotification
     /// When it was accepted.
     public var createdAt: Date
     /// Its deliveries.
@@ -252,7 +252,7 @@ public struct StepRule: Sendable, Equatable {
 /// A notification as stored.
 public struct StoredNotification: Sendable {
     /// The notification.
-    public var notification: ChannelAPI.Notification
+    public var notification: HeraldNotification
     /// When it was accepted.
     public var createdAt: Date
     /// The step rules it was planned with, by step index.

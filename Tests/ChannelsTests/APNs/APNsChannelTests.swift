@@ -73,7 +73,7 @@ struct APNsChannelTests {
         do {
             try await s.production.route("/3/device/", [.json(200, "", headers: ["apns-id": "SERVER-ID-1"])])
             let deliveryId = "123e4567-e89b-12d3-a456-4266554400a0"
-            let n = ChannelAPI.Notification(
+            let n = HeraldNotification(
                 type: "permission-request", title: "Permission Request", body: "rm -rf build",
                 data: ["sessionId": "5f0c"], ttl: 3600)
             let target = APNsTestSupport.target(
@@ -141,7 +141,7 @@ struct APNsChannelTests {
                 APNsTestSupport.device("d-refused", token: "a0ff", environment: "sandbox"))
             let targets = cases.map { APNsTestSupport.target(APNsTestSupport.device("d-\($0.0)", token: $0.0)) }
             let all = await s.channel.deliver(
-                DeliveryRequest(notification: ChannelAPI.Notification(title: "hi"), targets: targets + [unreachable]))
+                DeliveryRequest(notification: HeraldNotification(title: "hi"), targets: targets + [unreachable]))
             let refused = try #require(all.first { $0.deviceId == "d-refused" })
             #expect(refused.outcome == .retry)
             #expect(refused.status == nil)
@@ -186,7 +186,7 @@ struct APNsChannelTests {
             try await s.production.route("/3/device/", [.json(200, "", headers: ["apns-id": "X"])])
             let warmup = APNsTestSupport.target(APNsTestSupport.device("warm", token: "ee01"))
             _ = await s.channel.deliver(
-                DeliveryRequest(notification: ChannelAPI.Notification(title: "a"), targets: [warmup]))
+                DeliveryRequest(notification: HeraldNotification(title: "a"), targets: [warmup]))
             s.clock.advance(by: .seconds(30 * 60))
             try await s.production.reset()
             try await s.production.route(
@@ -196,7 +196,7 @@ struct APNsChannelTests {
             let t1 = APNsTestSupport.target(APNsTestSupport.device("one", token: "bb01"))
             let t2 = APNsTestSupport.target(APNsTestSupport.device("two", token: "bb02"))
             let r1 = await s.channel.deliver(
-                DeliveryRequest(notification: ChannelAPI.Notification(title: "b"), targets: [t1]))
+                DeliveryRequest(notification: HeraldNotification(title: "b"), targets: [t1]))
             #expect(r1.first?.outcome == .delivered)
             #expect(r1.first?.providerMessageId == "Y")
             let sent = try await s.production.requests().filter { $0.path == "/3/device/bb01" }
@@ -205,7 +205,7 @@ struct APNsChannelTests {
             #expect(sent[0].header("apns-id") == sent[1].header("apns-id"))
             // A second ExpiredProviderToken after renewing fails; it does not loop.
             let r2 = await s.channel.deliver(
-                DeliveryRequest(notification: ChannelAPI.Notification(title: "c"), targets: [t2]))
+                DeliveryRequest(notification: HeraldNotification(title: "c"), targets: [t2]))
             #expect(r2.first?.outcome == .failed)
             #expect(try await s.production.requests().filter { $0.path == "/3/device/bb02" }.count == 2)
         } catch {
@@ -226,7 +226,7 @@ struct APNsChannelTests {
                 APNsTestSupport.device("prod2", token: "cc03", environment: "production"))
             let dev = APNsTestSupport.target(APNsTestSupport.device("dev", token: "cc02", environment: "sandbox"))
             let results = await s.channel.deliver(
-                DeliveryRequest(notification: ChannelAPI.Notification(title: "x"), targets: [prod, dev, explicitProd]))
+                DeliveryRequest(notification: HeraldNotification(title: "x"), targets: [prod, dev, explicitProd]))
             #expect(results.allSatisfy { $0.outcome == .delivered })
             #expect(Set(try await s.production.requests().map(\.path)) == ["/3/device/cc01", "/3/device/cc03"])
             #expect(try await sandbox.requests().map(\.path) == ["/3/device/cc02"])
@@ -248,7 +248,7 @@ struct APNsChannelTests {
             let dev = APNsTestSupport.target(APNsTestSupport.device("dev", token: "dd02", environment: "sandbox"))
             let plain = APNsTestSupport.target(APNsTestSupport.device("plain", token: "dd01"))
             _ = await s.channel.deliver(
-                DeliveryRequest(notification: ChannelAPI.Notification(title: "x"), targets: [dev, plain]))
+                DeliveryRequest(notification: HeraldNotification(title: "x"), targets: [dev, plain]))
             #expect(try await s.production.requests().count == 2)
             #expect(try await s.sandbox?.requests().count == 0)
         } catch {
@@ -284,7 +284,7 @@ struct APNsChannelTests {
             } catch {
                 #expect(error.field == "pushKey")
             }
-            let n = ChannelAPI.Notification(
+            let n = HeraldNotification(
                 type: "ready", title: "HAPI", body: "Ready for input", data: ["sessionId": "s1"])
             let results = await s.channel.deliver(
                 DeliveryRequest(notification: n, targets: [APNsTestSupport.target(device)]))
@@ -317,18 +317,18 @@ struct APNsChannelTests {
         do {
             try await s.production.route("/3/device/", [.json(200, "")])
             let t = APNsTestSupport.target(APNsTestSupport.device("iphone", token: "fa01"))
-            let big = ChannelAPI.Notification(title: "t", body: String(repeating: "x", count: 5000))
+            let big = HeraldNotification(title: "t", body: String(repeating: "x", count: 5000))
             let r1 = await s.channel.deliver(DeliveryRequest(notification: big, targets: [t]))
             #expect(r1.first?.outcome == .failed)
             #expect(r1.first?.reason?.contains("4096") == true)
-            let badLA = ChannelAPI.Notification(title: "t", liveActivity: ["event": "pause", "contentState": [:]])
+            let badLA = HeraldNotification(title: "t", liveActivity: ["event": "pause", "contentState": [:]])
             let r2 = await s.channel.deliver(DeliveryRequest(notification: badLA, targets: [t]))
             #expect(r2.first?.outcome == .failed)
             #expect(r2.first?.reason?.contains("event") == true)
             #expect(try await s.production.requests().isEmpty)
 
             // A valid Live Activity goes to the activity token with the liveactivity topic.
-            let la = ChannelAPI.Notification(
+            let la = HeraldNotification(
                 title: "t", liveActivity: ["event": "update", "contentState": ["a": 1], "pushToken": "fb02"])
             let r3 = await s.channel.deliver(DeliveryRequest(notification: la, targets: [t]))
             #expect(r3.first?.outcome == .delivered)
@@ -358,12 +358,12 @@ struct APNsChannelTests {
             let targets = ids.enumerated().map { i, id in
                 APNsTestSupport.target(APNsTestSupport.device("d\(i)", token: "abcd0\(i)"), deliveryId: id)
             }
-            let alert = ChannelAPI.Notification(title: "t", body: "b")
+            let alert = HeraldNotification(title: "t", body: "b")
             #expect(
                 await s.channel.deliver(DeliveryRequest(notification: alert, targets: targets)).allSatisfy {
                     $0.outcome == .delivered
                 })
-            let activity = ChannelAPI.Notification(
+            let activity = HeraldNotification(
                 liveActivity: [
                     "ref": "order-1024", "event": "update",
                     "contentState": [
@@ -403,7 +403,7 @@ struct APNsChannelTests {
                 APNsTestSupport.target(APNsTestSupport.device("d\(i)", token: String(format: "%04x", i)))
             }
             let results = await s.channel.deliver(
-                DeliveryRequest(notification: ChannelAPI.Notification(title: "fan-out"), targets: targets))
+                DeliveryRequest(notification: HeraldNotification(title: "fan-out"), targets: targets))
             #expect(results.count == 150)
             #expect(results.allSatisfy { $0.outcome == .delivered })
             let requests = try await s.production.requests()

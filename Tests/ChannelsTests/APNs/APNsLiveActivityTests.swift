@@ -11,7 +11,7 @@ struct APNsLiveActivityTests {
     func build(_ la: [String: JSONValue], title: String? = nil, priority: Priority? = nil) throws(APNsPayloadError)
         -> APNsPreparedNotification
     {
-        let n = ChannelAPI.Notification(title: title, priority: priority, liveActivity: la)
+        let n = HeraldNotification(title: title, priority: priority, liveActivity: la)
         return try APNsPayloadBuilder(topic: "com.example.app").prepare(
             DeliveryRequest(notification: n, targets: []), now: now)
     }

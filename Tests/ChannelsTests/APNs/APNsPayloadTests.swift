@@ -13,7 +13,7 @@ struct APNsPayloadTests {
     let device = APNsTestSupport.device("iphone", token: "ab12")
 
     func prepare(
-        _ n: ChannelAPI.Notification, content: APNsContentMode = .full, encryption: APNsEncryption = .none,
+        _ n: HeraldNotification, content: APNsContentMode = .full, encryption: APNsEncryption = .none,
         badge: Int? = nil
     ) throws -> APNsPreparedNotification {
         try APNsPayloadBuilder(topic: "com.example.app", content: content, encryption: encryption)
@@ -25,7 +25,7 @@ struct APNsPayloadTests {
     }
 
     @Test func fullAlert() throws {
-        let n = ChannelAPI.Notification(
+        let n = HeraldNotification(
             type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
             url: "/sessions/5f0c", data: ["sessionId": "5f0c", "aps": "ignored", "requestId": "r-17"],
             actions: [.init(id: "approve", title: "Allow")], ttl: 3600, ios: ["subtitle": "hapi"])
@@ -47,7 +47,7 @@ struct APNsPayloadTests {
     }
 
     @Test func soundCategoryAndBadgeOverrides() throws {
-        let n = ChannelAPI.Notification(
+        let n = HeraldNotification(
             title: "t", tag: "x", actions: [.init(id: "a", title: "A")], badge: 7,
             ios: ["sound": "chime.aiff", "category": "CAT"])
         let aps = try body(try prepare(n, badge: 1))["aps"]
@@ -55,16 +55,16 @@ struct APNsPayloadTests {
         #expect(aps?["category"] == "CAT")
         #expect(aps?["badge"] == 7)
         #expect(aps?["thread-id"] == "x")
-        let silent = try body(try prepare(ChannelAPI.Notification(title: "t", ios: ["sound": nil])))["aps"]
+        let silent = try body(try prepare(HeraldNotification(title: "t", ios: ["sound": nil])))["aps"]
         #expect(silent?["sound"] == nil)
         #expect(silent?["category"] == nil)
         #expect(silent?["badge"] == nil)
-        #expect(try prepare(ChannelAPI.Notification(title: "t")).expiration == 0)
-        #expect(try prepare(ChannelAPI.Notification(title: "t", ttl: 0)).expiration == 0)
+        #expect(try prepare(HeraldNotification(title: "t")).expiration == 0)
+        #expect(try prepare(HeraldNotification(title: "t", ttl: 0)).expiration == 0)
     }
 
     @Test func notifySummaryIsComposedNotDuplicated() throws {
-        let n = ChannelAPI.Notification(
+        let n = HeraldNotification(
             type: "ready", title: "Done",
             body: "All tests pass\nAGENT_NOTIFY_SUMMARY {\"agent\":\"claude\",\"summary\":\"green\"}")
         let b = try body(try prepare(n))
@@ -73,7 +73,7 @@ struct APNsPayloadTests {
     }
 
     @Test func genericContentHasNoMessageContent() throws {
-        let n = ChannelAPI.Notification(
+        let n = HeraldNotification(
             type: "permission-request", title: "Secret title", body: "rm -rf secret",
             data: ["sessionId": "5f0c", "sessionName": "claude - hapi", "requestId": "r-17"])
         let b = try body(try prepare(n, content: .generic))
@@ -86,21 +86,21 @@ struct APNsPayloadTests {
     }
 
     @Test func backgroundAndVoIP() throws {
-        let bg = try prepare(ChannelAPI.Notification(body: "x", data: ["k": "v"], ios: ["pushType": "background"]))
+        let bg = try prepare(HeraldNotification(body: "x", data: ["k": "v"], ios: ["pushType": "background"]))
         #expect(bg.pushType == .background)
         #expect(bg.priority == 5)
         #expect(try body(bg) == ["aps": ["content-available": 1], "k": "v"])
-        let voip = try prepare(ChannelAPI.Notification(title: "Call", ios: ["pushType": "voip"]))
+        let voip = try prepare(HeraldNotification(title: "Call", ios: ["pushType": "voip"]))
         #expect(voip.pushType == .voip)
         #expect(voip.topic == "com.example.app.voip")
         #expect(voip.priority == 10)
         #expect(throws: APNsPayloadError.self) {
-            try prepare(ChannelAPI.Notification(title: "t", ios: ["pushType": "mdm"]))
+            try prepare(HeraldNotification(title: "t", ios: ["pushType": "mdm"]))
         }
     }
 
     @Test func headers() throws {
-        let p = try prepare(ChannelAPI.Notification(title: "t", tag: "tag-1", ttl: 60))
+        let p = try prepare(HeraldNotification(title: "t", tag: "tag-1", ttl: 60))
         let h = Dictionary(
             uniqueKeysWithValues: p.headers(apnsID: "ID", providerToken: "JWT").map { ($0.name, $0.value) })
         #expect(
@@ -109,7 +109,7 @@ struct APNsPayloadTests {
                 "apns-priority": "10", "apns-expiration": String(now.secondsSince1970 + 60), "apns-id": "ID",
                 "apns-collapse-id": "tag-1",
             ])
-        let noTag = try prepare(ChannelAPI.Notification(title: "t"))
+        let noTag = try prepare(HeraldNotification(title: "t"))
         #expect(!noTag.headers(apnsID: "ID", providerToken: "JWT").contains { $0.name == "apns-collapse-id" })
     }
 
@@ -134,17 +134,17 @@ struct APNsPayloadTests {
 
     @Test func collapseIDTruncatesOnUTF8Boundaries() throws {
         // 40 two-byte characters = 80 bytes → 32 characters = 64 bytes.
-        let two = try prepare(ChannelAPI.Notification(title: "t", tag: String(repeating: "é", count: 40)))
+        let two = try prepare(HeraldNotification(title: "t", tag: String(repeating: "é", count: 40)))
         #expect(two.collapseID == String(repeating: "é", count: 32))
         // 22 three-byte characters = 66 bytes → 21 characters = 63 bytes (no split character).
-        let three = try prepare(ChannelAPI.Notification(title: "t", tag: String(repeating: "€", count: 22)))
+        let three = try prepare(HeraldNotification(title: "t", tag: String(repeating: "€", count: 22)))
         #expect(three.collapseID == String(repeating: "€", count: 21))
         #expect(three.collapseID?.utf8.count == 63)
         // A four-byte emoji straddling byte 64.
-        let emoji = try prepare(ChannelAPI.Notification(title: "t", tag: String(repeating: "a", count: 62) + "😀z"))
+        let emoji = try prepare(HeraldNotification(title: "t", tag: String(repeating: "a", count: 62) + "😀z"))
         #expect(emoji.collapseID == String(repeating: "a", count: 62))
         let exact = String(repeating: "b", count: 64)
-        #expect(try prepare(ChannelAPI.Notification(title: "t", tag: exact)).collapseID == exact)
+        #expect(try prepare(HeraldNotification(title: "t", tag: exact)).collapseID == exact)
         // The same cut applies to thread-id.
         #expect(try body(two)["aps"]?["thread-id"]?.stringValue == String(repeating: "é", count: 32))
     }
@@ -155,10 +155,10 @@ struct APNsPayloadTests {
     func sized(_ bytes: Int, pushType: String? = nil) throws -> APNsPreparedNotification {
         var ios: [String: JSONValue] = [:]
         if let pushType { ios["pushType"] = .string(pushType) }
-        let empty = try prepare(ChannelAPI.Notification(title: "t", body: "", ios: ios))
+        let empty = try prepare(HeraldNotification(title: "t", body: "", ios: ios))
         let base = try empty.body(for: device, nonce: []).count
         return try prepare(
-            ChannelAPI.Notification(
+            HeraldNotification(
                 title: "t",
                 body: String(repeating: "ü", count: (bytes - base) / 2) + ((bytes - base) % 2 == 1 ? "x" : ""), ios: ios
             ))
@@ -184,7 +184,7 @@ struct APNsPayloadTests {
                 try Data(contentsOf: APNsTestSupport.vectorsDirectory.appendingPathComponent("hapi-envelope-v1.json"))))
         let key = hex(fixture["key_hex"]?.stringValue ?? "")
         let nonce = hex(fixture["nonce_hex"]?.stringValue ?? "")
-        let n = ChannelAPI.Notification(
+        let n = HeraldNotification(
             type: "ready", title: "HAPI", body: "Ready for input", data: ["sessionId": "s1"])
         let p = try prepare(n, encryption: .hapiV1)
         #expect(p.hapiPlaintext == Array((fixture["plaintext"]?.stringValue ?? "").utf8))
@@ -200,7 +200,7 @@ struct APNsPayloadTests {
 
     @Test func hapiGenericEncryptsGenericText() throws {
         let key = Array(repeating: UInt8(7), count: 32)
-        let n = ChannelAPI.Notification(type: "ready", title: "Secret", body: "secret body", data: ["sessionName": "s"])
+        let n = HeraldNotification(type: "ready", title: "Secret", body: "secret body", data: ["sessionName": "s"])
         let p = try prepare(n, content: .generic, encryption: .hapiV1)
         let dev = APNsTestSupport.device("iphone", token: "ab12", pushKey: key)
         let e = try body(p, device: dev)["hapi"]?["e"]?.stringValue ?? ""
@@ -213,10 +213,10 @@ struct APNsPayloadTests {
 
     @Test func canonicalJSONOnTrickyStringsMatchesPython() throws {
         let tricky = "a/b \\ \"q\" 😀 \u{2028}\u{2029} \u{7F} \u{0}\u{1}\u{8}\u{9}\u{A}\u{B}\u{C}\u{D}\u{1F} é"
-        let n = ChannelAPI.Notification(
+        let n = HeraldNotification(
             title: tricky, body: "line1\nline2", data: ["path": "/x/y", "emoji": "🎉", "ctl": "\u{1B}[0m"],
             ios: ["sound": ["name": "a/b.caf", "critical": 1, "volume": 0.5]])
-        let laN = ChannelAPI.Notification(
+        let laN = HeraldNotification(
             title: "t",
             liveActivity: [
                 "event": "update", "timestamp": 1_767_225_600, "relevanceScore": 0.25,

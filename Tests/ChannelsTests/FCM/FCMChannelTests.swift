@@ -322,7 +322,7 @@ struct FCMChannelTests {
     @Test("Oversized payloads and bad android options fail before anything is sent")
     func refusedLocally() async throws {
         let h = try await FCMHarness.start()
-        let big = ChannelAPI.Notification.sample(data: ["blob": String(repeating: "x", count: 5000)])
+        let big = HeraldNotification.sample(data: ["blob": String(repeating: "x", count: 5000)])
         let r = await h.deliver(big, [FCMFixture.phone("a")])
         #expect(r.first?.outcome == .failed)
         #expect(r.first?.reason?.contains("4096") == true)
@@ -388,7 +388,7 @@ struct FCMChannelTests {
                     FCMBodies.fcmError(404, "NOT_FOUND", "Requested entity was not found.", errorCode: "UNREGISTERED"))
             ])
         let d = FCMFixture.phone("a", pushKey: pushKey)
-        let n = ChannelAPI.Notification.sample(android: ["channel_id": "x", "unknown_key": 1])
+        let n = HeraldNotification.sample(android: ["channel_id": "x", "unknown_key": 1])
         _ = await h.deliver(n, [d])
         let results = await h.deliver(n, [d])
         #expect(results.first?.outcome == .dead)

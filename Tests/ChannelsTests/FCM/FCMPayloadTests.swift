@@ -169,7 +169,7 @@ struct FCMPayloadTests {
 
     @Test("The data map carries hapi's keys (winning on conflict), notification.data and the delivery id, all strings")
     func dataMap() throws {
-        var n = ChannelAPI.Notification.sample(data: [
+        var n = HeraldNotification.sample(data: [
             "sessionId": "5f0c", "requestId": "r-17", "extra": "yes", "title": "spoof",
         ])
         n.body = "Done\nAGENT_NOTIFY_SUMMARY {\"agent\":\"claude\",\"summary\":\"ok\"}"
@@ -203,9 +203,9 @@ struct FCMPayloadTests {
     @Test("The spliced fan-out body is the same JSON as the built one")
     func plainBodyMatches() throws {
         let notes = [
-            ChannelAPI.Notification.sample(), .sample(ttl: nil, priority: nil),
+            HeraldNotification.sample(), .sample(ttl: nil, priority: nil),
             .sample(android: ["direct_boot_ok": false, "channel_id": "c", "color": "#000000"]),
-            ChannelAPI.Notification(id: "n", title: "t \"quoted\" \u{1F600}\n", data: ["k\u{0}": "v\\"]),
+            HeraldNotification(id: "n", title: "t \"quoted\" \u{1F600}\n", data: ["k\u{0}": "v\\"]),
         ]
         for display in FCMDisplay.allCases {
             let builder = FCMMessageBuilder(display: display)
@@ -225,7 +225,7 @@ struct FCMPayloadTests {
     func reservedKeys() {
         for key in ["from", "google.x", "gcm.notification", "message_type"] {
             #expect(throws: FCMPayloadError.self) {
-                try FCMMessageBuilder().prepare(ChannelAPI.Notification.sample(data: [key: "v"]))
+                try FCMMessageBuilder().prepare(HeraldNotification.sample(data: [key: "v"]))
             }
         }
     }
@@ -233,7 +233,7 @@ struct FCMPayloadTests {
     @Test("4096 bytes of keys and values pass, 4097 fail")
     func sizeLimit() throws {
         let builder = FCMMessageBuilder()
-        var n = ChannelAPI.Notification(id: "n", type: "t", title: nil, body: "b")
+        var n = HeraldNotification(id: "n", type: "t", title: nil, body: "b")
         let base = try builder.prepare(n).data
         let used = FCMMessageBuilder.payloadSize(data: base, notificationBlock: nil) + "heraldDeliveryId".utf8.count + 1
         n.data = ["pad": String(repeating: "a", count: 4096 - used - 3)]
@@ -260,7 +260,7 @@ struct FCMPayloadTests {
             "collapse_key": "ck", "frobnicate": 1,
         ]
         let shown = FCMMessageBuilder(display: .notification)
-        let p = try shown.prepare(ChannelAPI.Notification.sample(android: android))
+        let p = try shown.prepare(HeraldNotification.sample(android: android))
         let body = try shown.body(p, token: "t", platform: "phone", deliveryId: "d", pushKey: nil, nonce: [])
         let m = try #require(body["message"])
         #expect(m["notification"] == ["title": "Permission Request", "body": "Claude Bash: rm -rf build"])
@@ -277,7 +277,7 @@ struct FCMPayloadTests {
 
         let data = FCMMessageBuilder()
         let q = try data.prepare(
-            ChannelAPI.Notification.sample(android: ["channel_id": "alerts", "priority": "normal"]))
+            HeraldNotification.sample(android: ["channel_id": "alerts", "priority": "normal"]))
         let plain = try data.body(q, token: "t", platform: "phone", deliveryId: "d", pushKey: nil, nonce: [])
         #expect(plain["message"]?["notification"] == nil)
         #expect(plain["message"]?["android"]?["notification"] == nil)
@@ -285,12 +285,12 @@ struct FCMPayloadTests {
         #expect(q.warnings == ["android.channel_id ignored: display keys need display: notification"])
 
         for bad: [String: JSONValue] in [["color": "red"], ["visibility": "loud"], ["sticky": "yes"], ["ttl": -1]] {
-            #expect(throws: FCMPayloadError.self) { try shown.prepare(ChannelAPI.Notification.sample(android: bad)) }
+            #expect(throws: FCMPayloadError.self) { try shown.prepare(HeraldNotification.sample(android: bad)) }
         }
         #expect(
-            try FCMMessageBuilder().prepare(ChannelAPI.Notification.sample(priority: .normal)).android["priority"]
+            try FCMMessageBuilder().prepare(HeraldNotification.sample(priority: .normal)).android["priority"]
                 == "NORMAL")
-        #expect(try FCMMessageBuilder().prepare(ChannelAPI.Notification.sample(ttl: nil)).android["ttl"] == nil)
+        #expect(try FCMMessageBuilder().prepare(HeraldNotification.sample(ttl: nil)).android["ttl"] == nil)
     }
 
     @Test("hapi-v1 matches the shared envelope vector and opens with HeraldCrypto")
@@ -299,7 +299,7 @@ struct FCMPayloadTests {
         let vector = try JSONValue.parse(Array(try Data(contentsOf: url)))
         let key = try hex(try #require(vector["key_hex"]?.stringValue))
         let nonce = try hex(try #require(vector["nonce_hex"]?.stringValue))
-        let n = ChannelAPI.Notification(
+        let n = HeraldNotification(
             id: "n", type: "ready", title: "HAPI", body: "Ready for input",
             data: ["sessionId": "s1", "x": "not in envelope"])
         let builder = FCMMessageBuilder(encryption: .hapiV1)

@@ -160,7 +160,7 @@ final class FCMHarness: Sendable {
             account: try FCMServiceAccount.load(path: accountPath), endpoint: server.baseURL, context: context)
     }
 
-    func deliver(_ n: ChannelAPI.Notification, _ devices: [Device]) async -> [DeliveryResult] {
+    func deliver(_ n: HeraldNotification, _ devices: [Device]) async -> [DeliveryResult] {
         await channel.deliver(
             DeliveryRequest(
                 notification: n, targets: devices.map { DeliveryTarget(device: $0, deliveryId: "dlv-\($0.deviceId)") }))
@@ -196,11 +196,11 @@ extension RecordedRequest {
     }
 }
 
-extension ChannelAPI.Notification {
+extension HeraldNotification {
     static func sample(
         ttl: Int? = 3600, priority: Priority? = .high, android: [String: JSONValue] = [:], data: [String: String]? = nil
-    ) -> ChannelAPI.Notification {
-        ChannelAPI.Notification(
+    ) -> HeraldNotification {
+        HeraldNotification(
             id: "n-1", type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
             severity: .warning, url: "/sessions/5f0c",
             data: data ?? ["sessionId": "5f0c", "sessionName": "claude - hapi", "requestId": "r-17", "extra": "yes"],

@@ -13,7 +13,7 @@ import Testing
 struct HapiRelayTests {
     static let key = Array(UInt8(1)...UInt8(32))
     static let token = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
-    let notification = Notification(
+    let notification = HeraldNotification(
         id: "n1", type: "permission-request", title: "Allow rm?", body: "Agent wants to run rm -rf build",
         data: ["sessionId": "s-42", "sessionName": "build"])
 
@@ -44,7 +44,7 @@ struct HapiRelayTests {
     }
 
     @Test func lowPriorityAndNoCollapseId() throws {
-        let n = Notification(title: "t", body: "b", priority: .low)
+        let n = HeraldNotification(title: "t", body: "b", priority: .low)
         let o = try RelayTest.object(
             HapiRelay.body(notification: n, token: Self.token, pushKey: Self.key, nonce: Array(repeating: 0, count: 12))
         )
@@ -55,7 +55,7 @@ struct HapiRelayTests {
     @Test func oversizedEnvelopeFailsBeforeSending() async throws {
         let setup = try await RelaySetup.make("type: relay\nprotocol: hapi\nurl: {URL}")
         try await setup.server.route("/v1/push", [.json(200, "{}")])
-        let big = Notification(title: "t", body: String(repeating: "x", count: 3000))
+        let big = HeraldNotification(title: "t", body: String(repeating: "x", count: 3000))
         let d = RelayTest.ios("d1", token: Self.token, pushKey: Self.key)
         let results = await setup.channel.deliver(DeliveryRequest(notification: big, targets: [RelayTest.target(d)]))
         #expect(results.map(\.outcome) == [.failed])

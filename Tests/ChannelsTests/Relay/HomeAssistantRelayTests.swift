@@ -20,7 +20,7 @@ struct HomeAssistantRelayTests {
             ])
     }
 
-    let notification = Notification(
+    let notification = HeraldNotification(
         title: "Door", body: "Front door opened", url: "/lovelace/0", tag: "door", data: ["k": "v"],
         actions: [NotificationAction(id: "ok", title: "OK", url: "https://x.example")])
 
@@ -110,7 +110,7 @@ struct HomeAssistantSecretboxTests {
         return d
     }
 
-    let notification = Notification(
+    let notification = HeraldNotification(
         title: "Door", body: "Front door opened", url: "/lovelace/0", tag: "door", data: ["k": "v"],
         actions: [NotificationAction(id: "ok", title: "OK", url: "https://x.example")])
 
@@ -153,7 +153,7 @@ struct HomeAssistantSecretboxTests {
     func vector() throws {
         let d = Self.device("https://f.example/push")
         let body = try HomeAssistantRelay.encryptedBody(
-            Notification(body: "hi"), device: d, nonce: FixedRandom().bytes(24))
+            HeraldNotification(body: "hi"), device: d, nonce: FixedRandom().bytes(24))
         let o = try RelayTest.object(body)
         #expect(
             o["encrypted_data"]

@@ -24,7 +24,7 @@ struct OpenChamberRelayTests {
 
     static func token(_ i: Int) -> String { String(format: "%064x", i) }
 
-    let notification = Notification(
+    let notification = HeraldNotification(
         type: "permission-request", title: "secret title", body: "secret body",
         data: ["sessionId": "s-1", "sessionName": "build"], badge: 3)
 

@@ -22,7 +22,7 @@ struct PulseGuideTests {
     func deliver(_ setup: RelaySetup, _ la: [String: JSONValue], title: String? = nil, body: String? = nil) async throws
         -> DeliveryResult?
     {
-        let n = Notification(title: title, body: body, liveActivity: la)
+        let n = HeraldNotification(title: title, body: body, liveActivity: la)
         return await setup.channel.deliver(DeliveryRequest(notification: n, targets: [RelayTest.target(T.device())]))
             .first
     }
@@ -84,7 +84,7 @@ struct PulseGuideTests {
                                 "alert": { "body": "Picked up" } }
             }
             """
-        let n = try Notification(jsonText: text)
+        let n = try HeraldNotification(jsonText: text)
         let setup = try await RelaySetup.make(T.yaml())
         try await setup.server.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
         let r = await setup.channel.deliver(DeliveryRequest(notification: n, targets: [RelayTest.target(T.device())]))
@@ -184,7 +184,7 @@ struct PulseGuideTests {
     @Test func fieldRules() throws {
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         func make(_ la: [String: JSONValue], body: String? = nil) throws -> PulseLiveActivity {
-            try PulseLiveActivity(Notification(title: "Title", body: body, liveActivity: la), now: now)
+            try PulseLiveActivity(HeraldNotification(title: "Title", body: body, liveActivity: la), now: now)
         }
         func reason(_ la: [String: JSONValue]) -> String? {
             do {

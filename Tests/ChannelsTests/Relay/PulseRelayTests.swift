@@ -28,13 +28,13 @@ struct PulseRelayTests {
 
     static func activity(
         _ event: String, ref: String = "build-1", alert: JSONValue? = nil, state: JSONValue? = nil
-    ) -> ChannelAPI.Notification {
+    ) -> HeraldNotification {
         var la: [String: JSONValue] = [
             "ref": .string(ref), "event": .string(event),
             "contentState": state ?? ["title": "Build", "status": "running", "summary": "compiling"],
         ]
         if let alert { la["alert"] = alert }
-        return Notification(title: "Build", body: "Build started", liveActivity: la)
+        return HeraldNotification(title: "Build", body: "Build started", liveActivity: la)
     }
 
     /// `contentState.revision` of a sent body (the guide, 三 and 四: revision is a contentState field).
@@ -44,7 +44,7 @@ struct PulseRelayTests {
         return try #require(o["contentState"]?["revision"]?.intValue)
     }
 
-    func deliver(_ setup: RelaySetup, _ n: ChannelAPI.Notification, _ d: Device = device()) async -> DeliveryResult? {
+    func deliver(_ setup: RelaySetup, _ n: HeraldNotification, _ d: Device = device()) async -> DeliveryResult? {
         await setup.channel.deliver(DeliveryRequest(notification: n, targets: [RelayTest.target(d)])).first
     }
 
@@ -104,7 +104,7 @@ struct PulseRelayTests {
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         func reason(_ la: [String: JSONValue]) -> String? {
             do {
-                _ = try PulseLiveActivity(Notification(title: "t", liveActivity: la), now: now)
+                _ = try PulseLiveActivity(HeraldNotification(title: "t", liveActivity: la), now: now)
                 return nil
             } catch { return error.reason }
         }
@@ -157,7 +157,8 @@ struct PulseRelayTests {
             ]) != nil)
         // start always carries an alert (taken from the notification when absent)
         let start = try PulseLiveActivity(
-            Notification(title: "t", body: "b", liveActivity: ["ref": "r", "event": "start", "contentState": ok]),
+            HeraldNotification(
+                title: "t", body: "b", liveActivity: ["ref": "r", "event": "start", "contentState": ok]),
             now: now)
         #expect(start.alert == ["body": "b"])
     }
@@ -167,7 +168,7 @@ struct PulseRelayTests {
         try await setup.server.route("/v1/devices/", [.json(200, "{}")])
         let r = await deliver(setup, Self.activity("update", ref: "no spaces"))
         #expect(r?.outcome == .failed)
-        let none = await deliver(setup, Notification(title: "plain"))
+        let none = await deliver(setup, HeraldNotification(title: "plain"))
         #expect(none?.outcome == .failed)
         #expect(try await setup.server.requests().isEmpty)
         await setup.stop()

@@ -40,7 +40,7 @@ struct WebhookChannelTests {
             // The router's delivery ids are version-7 UUIDs; a retry reuses the delivery id.
             let deliveryId = UUIDGenerator.makeTimeOrdered(1, at: 1_767_225_600_000, random: SystemRandom())[0]
             let target = DeliveryTarget(device: nil, deliveryId: deliveryId)
-            let n = ChannelAPI.Notification(title: "t", body: "b")
+            let n = HeraldNotification(title: "t", body: "b")
             #expect(await channel.deliver(DeliveryRequest(notification: n, targets: [target])).first?.outcome == .retry)
             clock.advance(by: .seconds(5))
             #expect(

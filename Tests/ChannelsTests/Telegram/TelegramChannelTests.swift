@@ -121,7 +121,7 @@ private func target(_ d: Device, _ deliveryId: String = "d1") -> DeliveryTarget 
     DeliveryTarget(device: d, deliveryId: deliveryId)
 }
 
-private let permission = Notification(
+private let permission = HeraldNotification(
     id: "n-perm", type: "permission-request", title: "Permission Request", body: "Claude Bash: <rm -rf build>",
     severity: .warning, url: "/sessions/5f0c", data: ["sessionName": "claude - hapi"],
     actions: [
@@ -135,7 +135,7 @@ struct TelegramChannelTests {
     @Test func sendsEscapedHTMLWithOptions() async throws {
         let h = try await Harness.make(threadId: 3, silentInfo: true)
         try await h.route("sendMessage", [sent(messageId: 55, chat: 1001)])
-        let n = Notification(
+        let n = HeraldNotification(
             id: "n1", title: "<script>alert(1)</script>", body: "Tom &amp; Jerry 🐭 & friends", severity: .info,
             telegram: ["threadId": 9])
         let results = await h.channel.deliver(DeliveryRequest(notification: n, targets: [target(device())]))
@@ -154,7 +154,7 @@ struct TelegramChannelTests {
         #expect(body["reply_markup"] == nil)
 
         // Not info: no disable_notification; the configured thread id applies.
-        let w = Notification(id: "n2", title: "t", severity: .warning)
+        let w = HeraldNotification(id: "n2", title: "t", severity: .warning)
         _ = await h.channel.deliver(DeliveryRequest(notification: w, targets: [target(device(chat: "@alerts"))]))
         let second = try #require(try await h.bodies("sendMessage").last)
         #expect(second["disable_notification"] == nil)
@@ -166,7 +166,7 @@ struct TelegramChannelTests {
     @Test func truncatesLongBodiesWithinTheLimit() async throws {
         let h = try await Harness.make()
         try await h.route("sendMessage", [sent(messageId: 1, chat: 1001)])
-        let n = Notification(id: "long", title: "T", body: String(repeating: "a&b ", count: 2000))
+        let n = HeraldNotification(id: "long", title: "T", body: String(repeating: "a&b ", count: 2000))
         let results = await h.channel.deliver(DeliveryRequest(notification: n, targets: [target(device())]))
         #expect(results.first?.outcome == .delivered)
         let text = try #require(try await h.bodies("sendMessage").first?["text"]?.stringValue)
@@ -280,7 +280,7 @@ struct TelegramChannelTests {
 
         // A stale button (past callback-ttl) approves nothing.
         try await h.route("sendMessage", [sent(messageId: 56, chat: 1001)])
-        let n2 = Notification(
+        let n2 = HeraldNotification(
             id: "n-stale", title: "t", actions: [NotificationAction(id: "approve", title: "Allow")])
         _ = await h.channel.deliver(DeliveryRequest(notification: n2, targets: [target(device())]))
         let stale = try #require(
@@ -339,11 +339,11 @@ struct TelegramChannelTests {
             ])
         let start = h.clock.now()
         let first = await h.channel.deliver(
-            DeliveryRequest(notification: Notification(id: "a", title: "a"), targets: [target(device())]))
+            DeliveryRequest(notification: HeraldNotification(id: "a", title: "a"), targets: [target(device())]))
         #expect(first.first?.outcome == .delivered)
         #expect(h.clock.now() == start)
         let second = await h.channel.deliver(
-            DeliveryRequest(notification: Notification(id: "b", title: "b"), targets: [target(device())]))
+            DeliveryRequest(notification: HeraldNotification(id: "b", title: "b"), targets: [target(device())]))
         #expect(second.first?.outcome == .delivered)
         // The second message waited for the chat's bucket (ManualClock.sleep advances time).
         #expect(h.clock.now().timeIntervalSince(start) >= 1)
@@ -351,7 +351,8 @@ struct TelegramChannelTests {
         // Another chat is not held back.
         let before = h.clock.now()
         let other = await h.channel.deliver(
-            DeliveryRequest(notification: Notification(id: "c", title: "c"), targets: [target(device("b", chat: 2002))])
+            DeliveryRequest(
+                notification: HeraldNotification(id: "c", title: "c"), targets: [target(device("b", chat: 2002))])
         )
         #expect(other.first?.outcome == .delivered)
         #expect(h.clock.now() == before)
@@ -359,12 +360,12 @@ struct TelegramChannelTests {
         // A 429 pauses the chat: retry with retry_after, and the next send is deferred without a request.
         h.clock.advance(by: .seconds(5))
         let limited = await h.channel.deliver(
-            DeliveryRequest(notification: Notification(id: "d", title: "d"), targets: [target(device())]))
+            DeliveryRequest(notification: HeraldNotification(id: "d", title: "d"), targets: [target(device())]))
         #expect(limited.first?.outcome == .retry)
         #expect(limited.first?.retryAfter == .seconds(30))
         #expect(limited.first?.status == 429)
         let deferred = await h.channel.deliver(
-            DeliveryRequest(notification: Notification(id: "e", title: "e"), targets: [target(device())]))
+            DeliveryRequest(notification: HeraldNotification(id: "e", title: "e"), targets: [target(device())]))
         #expect(deferred.first?.outcome == .retry)
         #expect(deferred.first?.retryAfter == .seconds(30))
         #expect(try await h.bodies("sendMessage").count == 4)
@@ -436,7 +437,7 @@ struct TelegramChannelTests {
         try await h.route("sendMessage", [.json(401, #"{"ok":false,"error_code":401,"description":"Unauthorized"}"#)])
         let targets = (1...40).map { target(device("d\($0)", chat: .number(Double($0))), "x\($0)") }
         let results = await h.channel.deliver(
-            DeliveryRequest(notification: Notification(id: "bad", title: "t"), targets: targets))
+            DeliveryRequest(notification: HeraldNotification(id: "bad", title: "t"), targets: targets))
         #expect(results.count == 40)
         #expect(results.allSatisfy { $0.outcome == .failed && $0.reason == "bot token rejected (401)" })
         #expect(h.logs.all.filter { $0.level == .error }.count == 1)
@@ -447,7 +448,7 @@ struct TelegramChannelTests {
     @Test func transportErrorIsRetryAndTokenStaysOutOfLogsAndReasons() async throws {
         let h = try await Harness.make(api: "https://127.0.0.1:1")
         let results = await h.channel.deliver(
-            DeliveryRequest(notification: Notification(id: "t", title: "t"), targets: [target(device())]))
+            DeliveryRequest(notification: HeraldNotification(id: "t", title: "t"), targets: [target(device())]))
         #expect(results.first?.outcome == .retry)
         #expect(results.first?.reason?.contains(token) == false)
         // receive backs off on transport errors (ManualClock sleeps return at once) and stops on cancel.
@@ -465,7 +466,7 @@ struct TelegramChannelTests {
     @Test func staticChatsGetTheFirstBatchOnly() async throws {
         let h = try await Harness.make(chatIds: ["-100500", "1001"])
         try await h.route("sendMessage", [sent(messageId: 9, chat: 1001)])
-        let n = Notification(id: "static-1", title: "hello")
+        let n = HeraldNotification(id: "static-1", title: "hello")
         let results = await h.channel.deliver(DeliveryRequest(notification: n, targets: [target(device())]))
         #expect(results.count == 1)
         #expect(results.first?.deviceId == "tg-alice")

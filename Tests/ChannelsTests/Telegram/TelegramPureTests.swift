@@ -21,7 +21,7 @@ struct TelegramPureTests {
     }
 
     @Test func layoutHasBoldTitleBodyAndContext() {
-        let n = Notification(
+        let n = HeraldNotification(
             title: "Permission <Request>", body: "Claude Bash: rm -rf build && echo ok", severity: .warning,
             url: "/sessions/5f0c", data: ["sessionName": "claude - hapi"])
         let html = TelegramText.render(TelegramMessage.spans(for: n).spans)
@@ -32,9 +32,9 @@ struct TelegramPureTests {
     }
 
     @Test func layoutWithoutTitleOrSeverity() {
-        let n = Notification(body: "just a body")
+        let n = HeraldNotification(body: "just a body")
         #expect(TelegramText.render(TelegramMessage.spans(for: n).spans) == "just a body")
-        let t = Notification(title: "only title", severity: .error)
+        let t = HeraldNotification(title: "only title", severity: .error)
         #expect(TelegramText.render(TelegramMessage.spans(for: t).spans) == "🚨 <b>only title</b>")
     }
 
@@ -44,7 +44,7 @@ struct TelegramPureTests {
     }
 
     @Test func exactLimitIsNotTruncated() {
-        let n = Notification(body: String(repeating: "a", count: 4096))
+        let n = HeraldNotification(body: String(repeating: "a", count: 4096))
         let (spans, truncated) = TelegramMessage.spans(for: n)
         #expect(!truncated)
         #expect(TelegramText.length(spans) == 4096)
@@ -53,7 +53,7 @@ struct TelegramPureTests {
     @Test func truncationNeverSplitsAnEntityOrTagAndKeepsContext() {
         // 4095 visible characters before a run of '&': the cut lands inside "&amp;&amp;…" in the HTML.
         let body = String(repeating: "x", count: 4000) + String(repeating: "&", count: 200)
-        let n = Notification(title: "T", body: body, url: "/s/1")
+        let n = HeraldNotification(title: "T", body: body, url: "/s/1")
         let (spans, truncated) = TelegramMessage.spans(for: n)
         #expect(truncated)
         #expect(TelegramText.length(spans) <= 4096)
@@ -70,7 +70,7 @@ struct TelegramPureTests {
 
     @Test func truncationKeepsSurrogatePairsAndClusters() {
         let body = String(repeating: "👍🏽", count: 1100)  // 4 UTF-16 units each
-        let (spans, truncated) = TelegramMessage.spans(for: Notification(body: body))
+        let (spans, truncated) = TelegramMessage.spans(for: HeraldNotification(body: body))
         #expect(truncated)
         #expect(TelegramText.length(spans) <= 4096)
         let text = spans.map(\.text).joined()
@@ -80,7 +80,7 @@ struct TelegramPureTests {
     }
 
     @Test func hugeTitleIsCutAtTheEnd() {
-        let n = Notification(title: String(repeating: "<", count: 5000), body: "b")
+        let n = HeraldNotification(title: String(repeating: "<", count: 5000), body: "b")
         let (spans, truncated) = TelegramMessage.spans(for: n)
         #expect(truncated)
         #expect(TelegramText.length(spans) <= 4096)
@@ -204,7 +204,7 @@ struct TelegramPureTests {
         let store = TelegramCallbackStore(state: state, random: FixedRandom(), ttl: .seconds(3600))
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         try store.collectGarbage(now: now)
-        let n = Notification(
+        let n = HeraldNotification(
             id: "n", title: "t",
             actions: [
                 NotificationAction(id: "a", title: "A"), NotificationAction(id: "b", title: "B"),

@@ -162,7 +162,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         try await h.server.route("/push/", [FakeHTTPResponse(status: 201, headers: ["location": "/m/1"])])
         let subscriber = try TestSubscriber(endpoint: h.server.baseURL + "/push/abc")
         let device = try await h.register(subscriber, "laptop")
-        let n = Notification(
+        let n = HeraldNotification(
             id: "n-1", type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
             severity: .warning, url: "/sessions/5f0c", tag: "permission-5f0c", data: ["sessionId": "5f0c"],
             actions: [NotificationAction(id: "approve", title: "Allow")], ttl: 0, web: ["icon": "/i.png"])
@@ -226,7 +226,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         try await h.server.route("/push/", [FakeHTTPResponse(status: 201, headers: ["location": "/m/1"])])
         let subscriber = try TestSubscriber(endpoint: h.server.baseURL + "/push/sw")
         let device = try await h.register(subscriber, "laptop")
-        let n = Notification(
+        let n = HeraldNotification(
             id: "n-7", type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
             url: "/sessions/5f0c", tag: "permission-5f0c", data: ["sessionId": "5f0c"],
             actions: [
@@ -293,7 +293,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
             subscribers["d\(status)"] = s
             devices.append(try await h.register(s, "d\(status)"))
         }
-        let n = Notification(title: "hi", body: "there")
+        let n = HeraldNotification(title: "hi", body: "there")
         let results = await h.channel.deliver(
             DeliveryRequest(
                 notification: n, targets: devices.map { DeliveryTarget(device: $0, deliveryId: "id-\($0.deviceId)") }))
@@ -332,9 +332,10 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         let device = try await h.register(closed, "c")
         let r1 = await h.channel.deliver(
             DeliveryRequest(
-                notification: Notification(title: "t"), targets: [DeliveryTarget(device: device, deliveryId: "1")]))
+                notification: HeraldNotification(title: "t"), targets: [DeliveryTarget(device: device, deliveryId: "1")]
+            ))
         #expect(r1.first?.outcome == .retry)
-        let big = Notification(title: "t", body: String(repeating: "x", count: 4000))
+        let big = HeraldNotification(title: "t", body: String(repeating: "x", count: 4000))
         let r2 = await h.channel.deliver(
             DeliveryRequest(notification: big, targets: [DeliveryTarget(device: device, deliveryId: "2")]))
         #expect(r2.first?.outcome == .failed)
@@ -355,7 +356,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         let s = try TestSubscriber(endpoint: "https://\(host):\(h.server.port)/push/x")
         let r = await h.channel.deliver(
             DeliveryRequest(
-                notification: Notification(title: "t"),
+                notification: HeraldNotification(title: "t"),
                 targets: [DeliveryTarget(device: s.device("p"), deliveryId: "1")]))
         let result = try #require(r.first)
         #expect(result.outcome == .failed, "\(host): \(result)")
@@ -374,7 +375,8 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         let device = try await h.register(s, "p")
         let r = await h.channel.deliver(
             DeliveryRequest(
-                notification: Notification(title: "t"), targets: [DeliveryTarget(device: device, deliveryId: "1")]))
+                notification: HeraldNotification(title: "t"), targets: [DeliveryTarget(device: device, deliveryId: "1")]
+            ))
         #expect(r.first?.outcome == .delivered, "\(host): \(String(describing: r.first))")
         #expect(try await h.server.requests().count == 1)
     }
@@ -385,7 +387,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         let s = try TestSubscriber(endpoint: "https://192.168.1.5/push/x")
         let r = await h.channel.deliver(
             DeliveryRequest(
-                notification: Notification(title: "t"),
+                notification: HeraldNotification(title: "t"),
                 targets: [DeliveryTarget(device: s.device("p"), deliveryId: "1")]))
         #expect(r.first?.outcome == .failed)
         #expect(r.first?.reason?.contains("subscription.endpoint") == true)
@@ -401,7 +403,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         #expect(before.string("vapidKeyId") != after.string("vapidKeyId"))
         let results = await h.channel.deliver(
             DeliveryRequest(
-                notification: Notification(title: "t"),
+                notification: HeraldNotification(title: "t"),
                 targets: [
                     DeliveryTarget(device: before, deliveryId: "1"), DeliveryTarget(device: after, deliveryId: "2"),
                 ]))
@@ -421,7 +423,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         let s = try TestSubscriber(endpoint: h.server.baseURL + "/push/x")
         let r = await h.channel.deliver(
             DeliveryRequest(
-                notification: Notification(title: "t"),
+                notification: HeraldNotification(title: "t"),
                 targets: [DeliveryTarget(device: s.device("a"), deliveryId: "1")]))
         #expect(r.first?.outcome == .failed)
         #expect(r.first?.reason?.contains("corrupt") == true)

@@ -99,7 +99,7 @@ func webPushConfig(_ yaml: String, allowHosts: [String] = []) throws -> ChannelC
     }
 
     @Test func payloadShape() throws {
-        let n = Notification(
+        let n = HeraldNotification(
             id: "n1", type: "permission-request", title: "T", body: "B", severity: .warning, url: "/s/1",
             data: ["sessionId": "5f0c"], actions: [NotificationAction(id: "approve", title: "Allow")], badge: 3,
             web: ["icon": "/icon.png", "other": "x"])
@@ -115,7 +115,7 @@ func webPushConfig(_ yaml: String, allowHosts: [String] = []) throws -> ChannelC
 
     @Test("The payload template splices each device id into bytes identical to a full serialisation")
     func payloadTemplate() throws {
-        let n = Notification(
+        let n = HeraldNotification(
             id: "n1", type: "ready", title: "Ready \u{1F600}", body: "line\u{2028}two </script>", url: "/s/1",
             data: ["sessionId": "5f0c", "z": "last", "a": "first"], badge: 2)
         let base = WebPushPayload.object(for: n, badge: n.badge)

@@ -44,7 +44,7 @@ public struct NotificationAction: Sendable, Equatable {
 
 /// One notification as a hub sends it (contract §4). Generic fields at the top level, platform
 /// specifics in their own objects, kept as JSON for the channel that understands them.
-public struct Notification: Sendable, Equatable {
+public struct HeraldNotification: Sendable, Equatable {
     /// Unique id; generated when the hub gives none.
     public var id: String
     /// Routing namespace; `default` when absent.
@@ -119,7 +119,7 @@ public struct Notification: Sendable, Equatable {
     }
 }
 
-extension Notification {
+extension HeraldNotification {
     /// Parses and validates the contract's notification JSON. Errors name the field.
     public init(json: JSONValue) throws(ValidationError) {
         guard let o = json.objectValue else { throw ValidationError(field: "notification", "must be a JSON object") }
@@ -157,9 +157,9 @@ extension Notification {
         let id = try string("id", maxLength: 128) ?? UUID().uuidString.lowercased()
         guard !id.isEmpty else { throw ValidationError(field: "id", "must not be empty") }
         let namespace = try string("namespace", maxLength: 128) ?? "default"
-        try Notification.validateName(namespace, field: "namespace")
+        try HeraldNotification.validateName(namespace, field: "namespace")
         let type = try string("type", maxLength: 128) ?? "notification"
-        try Notification.validateName(type, field: "type")
+        try HeraldNotification.validateName(type, field: "type")
 
         var severity: Severity?
         if let s = try string("severity") {
