@@ -15,22 +15,15 @@ extension Subprocess {
         executable: String, arguments: [String] = [], environment: [String: String] = [:],
         currentDirectory: String? = nil
     ) throws -> RunningSubprocess {
-        signal(SIGPIPE, SIG_IGN)
-        let path = try resolve(executable)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
-        }
-        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+        let process = try prepare(
+            executable: executable, arguments: arguments, environment: environment, currentDirectory: currentDirectory)
         process.standardInput = FileHandle.nullDevice
         let running = RunningSubprocess(process: process)
         do {
             try start(process)
         } catch {
             running.detach()
-            throw SubprocessError("could not run \(path): \(error)")
+            throw SubprocessError("could not run \(process.executableURL?.path ?? executable): \(error)")
         }
         return running
     }

@@ -115,19 +115,29 @@ public enum Subprocess {
         return path
     }
 
-    private static func run(
-        executable: String, arguments: [String], input: [UInt8]?, environment: [String: String],
-        currentDirectory: String?
-    ) throws -> Result {
+    /// A `Process` for `executable` (looked up on PATH), not started yet: `arguments`, `environment`
+    /// on top of this process's, the working directory. SIGPIPE is ignored here, so a child that
+    /// closes its input early cannot kill the test.
+    static func prepare(
+        executable: String, arguments: [String], environment: [String: String], currentDirectory: String?
+    ) throws -> Process {
         signal(SIGPIPE, SIG_IGN)
-        let path = try resolve(executable)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
+        process.executableURL = URL(fileURLWithPath: try resolve(executable))
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
         }
         if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+        return process
+    }
+
+    private static func run(
+        executable: String, arguments: [String], input: [UInt8]?, environment: [String: String],
+        currentDirectory: String?
+    ) throws -> Result {
+        let process = try prepare(
+            executable: executable, arguments: arguments, environment: environment, currentDirectory: currentDirectory)
         let out = Pipe()
         let err = Pipe()
         let stdinPipe = input.map { _ in Pipe() }
@@ -137,7 +147,7 @@ public enum Subprocess {
         do {
             try start(process)
         } catch {
-            throw SubprocessError("could not run \(path): \(error)")
+            throw SubprocessError("could not run \(process.executableURL?.path ?? executable): \(error)")
         }
         // stdin is written and stderr read on their own threads while this one reads stdout.
         let done = DispatchGroup()
