@@ -37,29 +37,10 @@ import Testing
             ["devices", "register"], stdin: String(decoding: device.canonicalBytes, as: UTF8.self))
         #expect(registered.code == 0, "\(registered.stderr)")
 
-        let notification = """
-            {
-              "id": "optional UUID; generated when absent",
-              "namespace": "default",
-              "type": "permission-request",
-              "title": "Permission Request",
-              "body": "Claude Bash: rm -rf build",
-              "severity": "warning",
-              "url": "/sessions/5f0c",
-              "tag": "permission-5f0c",
-              "data": { "sessionId": "5f0c", "sessionName": "claude - hapi", "requestId": "r-17" },
-              "actions": [ { "id": "approve", "title": "Allow" },
-                           { "id": "deny", "title": "Deny", "destructive": true } ],
-              "badge": 3,
-              "ttl": 3600,
-              "priority": "high",
-              "android": { }, "ios": { }, "web": { }, "telegram": { },
-              "liveActivity": { "ref": "order-1024", "event": "update",
-                                "contentState": { "title": "Order #1024", "summary": "Picked up",
-                                                  "status": "running", "revision": 1793000000123 },
-                                "alert": { "body": "Picked up" } }
-            }
-            """
+        // The contract's §4 example, shared with the channel test in ChannelsTests.
+        let notification = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "../Vectors/contract-example-notification.json"), encoding: .utf8)
         let sent = try cli.run(["send", "--format", "json"], stdin: notification)
         #expect(sent.code == 0, "\(sent.stderr)")
         let report = try JSONValue.parse(sent.stdout)

@@ -61,29 +61,10 @@ struct PulseGuideTests {
     /// The contract's own example notification (design/contract.md §4), parsed as a hub sends it,
     /// reaches the relay as the guide's body.
     @Test func contractExampleWorksEndToEnd() async throws {
-        let text = """
-            {
-              "id": "optional UUID; generated when absent",
-              "namespace": "default",
-              "type": "permission-request",
-              "title": "Permission Request",
-              "body": "Claude Bash: rm -rf build",
-              "severity": "warning",
-              "url": "/sessions/5f0c",
-              "tag": "permission-5f0c",
-              "data": { "sessionId": "5f0c", "sessionName": "claude - hapi", "requestId": "r-17" },
-              "actions": [ { "id": "approve", "title": "Allow" },
-                           { "id": "deny", "title": "Deny", "destructive": true } ],
-              "badge": 3,
-              "ttl": 3600,
-              "priority": "high",
-              "android": { }, "ios": { }, "web": { }, "telegram": { },
-              "liveActivity": { "ref": "order-1024", "event": "update",
-                                "contentState": { "title": "Order #1024", "summary": "Picked up",
-                                                  "status": "running", "revision": 1793000000123 },
-                                "alert": { "body": "Picked up" } }
-            }
-            """
+        // The contract's §4 example, shared with the end-to-end test in RouterTests.
+        let text = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                "../../Vectors/contract-example-notification.json"), encoding: .utf8)
         let n = try HeraldNotification(jsonText: text)
         let setup = try await RelaySetup.make(T.yaml())
         try await setup.server.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
