@@ -4,8 +4,8 @@
 set -euo pipefail
 
 apt_packages=(pkg-config libssl-dev libcurl4-openssl-dev libsqlite3-dev libyaml-dev libsodium-dev
-  nginx-light nghttp2-client openssl nodejs)
-pip_packages=(h2 pyjwt cryptography http_ece pynacl)
+  nginx-light nghttp2-client openssl nodejs libmicrohttpd-dev libpq-dev postgresql chromium)
+pip_packages=(h2 pyjwt cryptography http_ece pynacl prometheus_client websocket-client)
 
 missing=()
 for p in "${apt_packages[@]}"; do
@@ -20,7 +20,7 @@ fi
 
 py_missing=()
 for p in "${pip_packages[@]}"; do
-  mod="$p"; [ "$p" = pyjwt ] && mod=jwt; [ "$p" = pynacl ] && mod=nacl
+  mod="$p"; [ "$p" = pyjwt ] && mod=jwt; [ "$p" = pynacl ] && mod=nacl; [ "$p" = websocket-client ] && mod=websocket
   python3 -c "import ${mod}" 2>/dev/null || py_missing+=("$p")
 done
 if [ ${#py_missing[@]} -gt 0 ]; then

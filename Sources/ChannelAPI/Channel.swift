@@ -56,6 +56,10 @@ public protocol Channel: Sendable {
     /// the task is cancelled. The default does nothing.
     func receive(into sink: ChannelEventSink) async
 
+    /// Handles a webhook request `herald serve` received for this channel (see ``InboundWebhook``).
+    /// Events it carries go to `sink`. The default answers ``InboundWebhookAnswer/notFound``.
+    func receiveWebhook(_ request: InboundWebhook, into sink: ChannelEventSink) async -> InboundWebhookAnswer
+
     /// Releases resources. The default does nothing.
     func shutdown() async
 

@@ -41,6 +41,9 @@ struct SecretScrubbingChannel: Channel {
     func didRegister(_ device: Device) async { await inner.didRegister(device) }
 
     func receive(into sink: ChannelEventSink) async { await inner.receive(into: sink) }
+    func receiveWebhook(_ request: InboundWebhook, into sink: ChannelEventSink) async -> InboundWebhookAnswer {
+        await inner.receiveWebhook(request, into: sink)
+    }
 
     func shutdown() async { await inner.shutdown() }
 
