@@ -441,7 +441,7 @@ struct TelegramChannelTests {
 
     @Test func transportErrorIsRetryAndTokenStaysOutOfLogsAndReasons() async throws {
         let h = try await Harness.make(api: "https://127.0.0.1:1")
-        try await h.route("", [.error(.connectFailed, "connection refused")])
+        try await h.route("", [.error(.connectFailed, "connection refused")])  // nothing listens there
         let results = await h.channel.deliver(
             DeliveryRequest(notification: HeraldNotification(id: "t", title: "t"), targets: [target(device())]))
         #expect(results.first?.outcome == .retry)
