@@ -53,7 +53,7 @@ let package = Package(
 
         // Plugin contract (imports only Foundation), code several channels share, and the core.
         .target(name: "ChannelAPI"),
-        .target(name: "ChannelSupport", dependencies: ["ChannelAPI", "HeraldCrypto"]),
+        .target(name: "ChannelSupport", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldHTTP"]),
         .target(
             name: "Router",
             dependencies: ["ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),

@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+internal import HeraldHTTP
 
 /// Reading a provider's "try again later" signal.
 ///
@@ -22,14 +23,9 @@ public enum RetryAfter {
             guard let s = Int(t) else { return maximum }
             return seconds(s)
         }
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "GMT")
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            f.dateFormat = format
-            if let d = f.date(from: t) { return until(d, now: now) }
-        }
-        return nil
+        // An HTTP-date, read by libcurl's `curl_getdate` (HeraldHTTP's `HTTPDate`).
+        guard let seconds = HTTPDate.secondsSince1970(t) else { return nil }
+        return until(Date(timeIntervalSince1970: Double(seconds)), now: now)
     }
 
     /// `seconds` as a delay, clamped to `0...`\(``maximum``).

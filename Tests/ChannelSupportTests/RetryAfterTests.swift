@@ -70,3 +70,30 @@ import Testing
         #expect(Duration.seconds(2).milliseconds == 2000)
     }
 }
+
+/// The HTTP-date form of `Retry-After` (RFC 9110 §10.2.3): a recipient reads all three formats of
+/// §5.6.7, here RFC 9110's own example date, 784111777 (1994-11-06 08:49:37 UTC), in each.
+@Suite struct RetryAfterHTTPDateTests {
+    static let now = Date(timeIntervalSince1970: 784_111_777 - 90)
+
+    @Test(arguments: [
+        "Sun, 06 Nov 1994 08:49:37 GMT",  // IMF-fixdate
+        "Sunday, 06-Nov-94 08:49:37 GMT",  // obsolete RFC 850 format
+        "Sun Nov  6 08:49:37 1994",  // ANSI C's asctime() format
+    ])
+    func theThreeFormsOfRFC9110(_ text: String) {
+        #expect(RetryAfter.parse(text, now: Self.now) == .seconds(90))
+        #expect(RetryAfter.parse(" \(text) ", now: Self.now) == .seconds(90))
+    }
+
+    @Test func aResponseHeaderIsReadTheSameWay() {
+        let response = HTTPResponse(status: 503, headers: [HTTPHeader("Retry-After", "Sun, 06 Nov 1994 08:49:37 GMT")])
+        #expect(RetryAfter.parse(response, now: Self.now) == .seconds(90))
+        #expect(RetryAfter.parse(HTTPResponse(status: 503), now: Self.now) == nil)
+    }
+
+    @Test(arguments: ["Sun, 99 Foo 1994 08:49:37 GMT", "tomorrow at noon", "Sun, 06 Nov"])
+    func notADate(_ text: String) {
+        #expect(RetryAfter.parse(text, now: Self.now) == nil)
+    }
+}

@@ -58,6 +58,35 @@ import Testing
         }
     }
 
+    /// ChannelSupport reads HTTP dates with HeraldHTTP's `HTTPDate` (libcurl's `curl_getdate`), and
+    /// imports it `internal`ly: the HTTP client is not part of what a channel importing
+    /// ChannelSupport sees (a channel talks HTTP through ChannelAPI's `HTTPTransport` only).
+    @Test func channelSupportImportsHeraldHTTPOnlyInternally() throws {
+        let dir = Self.root.appendingPathComponent("Sources/ChannelSupport")
+        var internalImports = 0
+        for file in ModuleGraph.swiftFiles(under: dir) {
+            let source = try String(contentsOf: file, encoding: .utf8)
+            let exposed = Self.nonInternalImports(of: "HeraldHTTP", in: source)
+            #expect(exposed.isEmpty, "\(file.lastPathComponent): \(exposed)")
+            internalImports += source.split(separator: "\n").filter { $0 == "internal import HeraldHTTP" }.count
+        }
+        #expect(internalImports >= 1, "RetryAfter reads HTTP dates with HeraldHTTP's HTTPDate")
+        #expect(
+            Self.nonInternalImports(of: "HeraldHTTP", in: "import HeraldHTTP\n@_exported import HeraldHTTP\n").count
+                == 2)
+        #expect(Self.nonInternalImports(of: "HeraldHTTP", in: "internal import HeraldHTTP\n").isEmpty)
+    }
+
+    /// The lines of `source` importing `module` other than as `internal import` (or `private` /
+    /// `fileprivate`).
+    static func nonInternalImports(of module: String, in source: String) -> [String] {
+        source.split(separator: "\n").map(String.init).filter { line in
+            guard ModuleGraph.imports(in: line) == [module] else { return false }
+            let first = line.split(separator: " ").first.map(String.init) ?? ""
+            return !["internal", "private", "fileprivate"].contains(first)
+        }
+    }
+
     /// Type names of the C libraries Herald wraps (libcurl, OpenSSL, SQLite, libyaml, libsodium).
     static let cTypeNames: Set<String> = [
         "CURL", "CURLM", "CURLSH", "CURLU", "CURLcode", "CURLMcode", "CURLMsg", "CURLoption", "curl_slist",

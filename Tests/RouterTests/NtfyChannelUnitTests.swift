@@ -60,4 +60,33 @@ import Testing
         #expect(logs.text.contains("ntfy refused the access token"))
         #expect(!logs.text.contains("tk_unit_secret"))
     }
+
+    /// The unit-test example of docs/channels.md ("Unit tests: over `ScriptedTransport`"), as written there.
+    @Test func theGuideExampleRuns() async throws {
+        let http = ScriptedTransport()  // unrouted requests get 404
+        http.route(
+            "/", method: "POST",
+            [  // a path prefix, on any host …
+                .json(429, #"{"error":"slow down"}"#), .json(200, #"{"id":"1"}"#),  // … in order, the last repeats
+            ])
+        http.route("https://backup.example/", [.error(.connectFailed)])  // a URL prefix tells hosts apart
+        let config = try TestConfig.channel("server: https://ntfy.example/\ntoken: tk_secret", name: "ntfy")
+        let logs = RecordingLogSink()
+        let context = ChannelContext(
+            name: "ntfy", http: http, clock: ManualClock(), random: FixedRandom(),
+            logger: ChannelLogger(source: "ntfy", sink: logs), state: InMemoryChannelState())
+        let channel = try NtfyChannel.factory.make(config, context)
+        try config.finish()
+        let target = DeliveryTarget(
+            device: Device(deviceId: "p", platform: "ntfy", fields: ["topic": "alerts"]), deliveryId: "d1")
+        let request = DeliveryRequest(notification: HeraldNotification(title: "Disk full"), targets: [target])
+        #expect(await channel.deliver(request).map(\.outcome) == [.retry])  // the 429
+        #expect(await channel.deliver(request).map(\.outcome) == [.delivered])  // the 200
+        let sent = try #require(http.requests.first)  // [HTTPRequest], in the order sent
+        #expect(sent.method == "POST" && sent.path == "/")
+        #expect(sent.header("authorization") == "Bearer tk_secret")
+        let body = try JSONValue.parse(sent.body)  // compare JSON parsed, not bytes
+        #expect(body["topic"] == "alerts" && body["title"] == "Disk full")
+        #expect(!logs.text.contains("tk_secret"))
+    }
 }

@@ -40,7 +40,7 @@ enum APNsTestSupport {
 
     /// A context on `http` with the given fakes.
     static func context(
-        http: HTTPClient, clock: ManualClock = ManualClock(), sink: RecordingLogSink = RecordingLogSink(),
+        http: any HTTPTransport, clock: ManualClock = ManualClock(), sink: RecordingLogSink = RecordingLogSink(),
         state: InMemoryChannelState = InMemoryChannelState(), random: any RandomSource = FixedRandom()
     ) -> ChannelContext {
         ChannelContext(

@@ -3,8 +3,6 @@ import ChannelSupport
 import FCMChannel
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
-import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
@@ -27,18 +25,18 @@ enum FCMBodies {
     }
 }
 
-@Suite("FCM channel against a fake FCM", .serialized, .stopsFakeHTTPServers)
+@Suite("FCM channel against a scripted FCM")
 struct FCMChannelTests {
     @Test("Sends one request per device with the bearer token and the assertion pyjwt accepts")
     func sendsAndAuthenticates() async throws {
-        let h = try await FCMHarness.start()
+        let h = try FCMHarness.start()
         let devices = [FCMFixture.phone("a"), FCMFixture.phone("b", platform: "wear")]
         let results = await h.deliver(.sample(), devices)
         #expect(results.count == 2)
         #expect(results.allSatisfy { $0.outcome == .delivered && $0.status == 200 })
         #expect(results.allSatisfy { $0.providerMessageId == "projects/demo-project/messages/0:1" })
 
-        let tokenRequests = try await h.tokenRequests()
+        let tokenRequests = h.tokenRequests()
         #expect(tokenRequests.count == 1)
         let form = try #require(tokenRequests.first).formFields
         #expect(form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer")
@@ -47,11 +45,10 @@ struct FCMChannelTests {
         let verified = FCMFixture.python("fcm_verify_assertion.py", [h.accountPath], stdin: assertion)
         #expect(verified.code == 0, "pyjwt: \(verified.stderr)")
 
-        let sends = try await h.sends()
+        let sends = h.sends()
         #expect(sends.count == 2)
         for s in sends {
             #expect(s.header("authorization") == "Bearer \(FCMHarness.accessToken)")
-            #expect(s.httpVersion == "2")
             let message = try #require(s.json?["message"])
             let data = try #require(message["data"]?.objectValue)
             #expect(data.values.allSatisfy { $0.stringValue != nil }, "every data value is a string")
@@ -62,40 +59,38 @@ struct FCMChannelTests {
             #expect(data["heraldDeliveryId"]?.stringValue == "dlv-\(id)")
             #expect(message["android"]?["direct_boot_ok"] == (id == "b" ? true : nil))
         }
-        await h.stop()
     }
 
     @Test("A token is reused within its validity, refreshed 60 s before expiry, and shared through the state")
     func tokenCaching() async throws {
         let state = InMemoryChannelState()
-        let h = try await FCMHarness.start(
+        let h = try FCMHarness.start(
             tokens: [FCMFixture.token("ya29.first-token-000000000"), FCMFixture.token("ya29.second-token-00000000")],
             state: state)
         let d = [FCMFixture.phone("a")]
         _ = await h.deliver(.sample(), d)
         h.clock.advance(by: .seconds(3000))
         _ = await h.deliver(.sample(), d)
-        #expect(try await h.tokenRequests().count == 1, "second send within validity makes no token request")
+        #expect(h.tokenRequests().count == 1, "second send within validity makes no token request")
 
         // Another process (fresh channel, same store) reuses the stored token.
-        let other = try await h.sibling(state: state)
+        let other = try h.sibling(state: state)
         _ = await other.deliver(
             DeliveryRequest(notification: .sample(), targets: [DeliveryTarget(device: d[0], deliveryId: "x")]))
-        #expect(try await h.tokenRequests().count == 1)
+        #expect(h.tokenRequests().count == 1)
         #expect(await other.tokens.requestsMade == 0)
 
         h.clock.advance(by: .seconds(540))  // 3540 s after minting = expiry - 60 s
         _ = await h.deliver(.sample(), d)
-        #expect(try await h.tokenRequests().count == 2)
-        let last = try await h.sends().last
+        #expect(h.tokenRequests().count == 2)
+        let last = h.sends().last
         #expect(last?.header("authorization") == "Bearer ya29.second-token-00000000")
-        #expect(state.keys == ["oauth-token:\(FCMFixture.email)|\(h.server.baseURL)/token"])
-        await h.stop()
+        #expect(state.keys == ["oauth-token:\(FCMFixture.email)|\(FCMHarness.baseURL)/token"])
     }
 
     @Test("Concurrent deliveries share one token request; 250 devices all get an answer")
     func fanOut() async throws {
-        let h = try await FCMHarness.start()
+        let h = try FCMHarness.start()
         let devices = (0..<250).map { FCMFixture.phone("d\($0)") }
         async let a = h.deliver(.sample(), Array(devices[..<125]))
         async let b = h.deliver(.sample(), Array(devices[125...]))
@@ -103,14 +98,13 @@ struct FCMChannelTests {
         #expect(results.count == 250)
         #expect(Set(results.compactMap(\.deviceId)).count == 250)
         #expect(results.allSatisfy { $0.outcome == .delivered })
-        #expect(try await h.tokenRequests().count == 1)
-        #expect(try await h.sends().count == 250)
-        await h.stop()
+        #expect(h.tokenRequests().count == 1)
+        #expect(h.sends().count == 250)
     }
 
     struct Case: Sendable, CustomStringConvertible {
         var name: String
-        var response: FakeHTTPResponse
+        var response: ScriptedResponse
         var outcome: DeliveryOutcome
         var reason: String?
         var retryAfter: Duration?
@@ -186,11 +180,11 @@ struct FCMChannelTests {
             outcome: .failed, reason: "FCM answered 404 NOT_FOUND: Requested entity was not found."),
         Case(
             name: "404 HTML from a proxy → failed",
-            response: FakeHTTPResponse(status: 404, body: Array("<html>Not Found</html>".utf8)),
+            response: ScriptedResponse(status: 404, body: Array("<html>Not Found</html>".utf8)),
             outcome: .failed, reason: "FCM answered 404: <html>Not Found</html>"),
         Case(
             name: "502 HTML → retry",
-            response: FakeHTTPResponse(status: 502, body: Array("<html>Bad Gateway</html>".utf8)),
+            response: ScriptedResponse(status: 502, body: Array("<html>Bad Gateway</html>".utf8)),
             outcome: .retry),
         Case(
             name: "403 PERMISSION_DENIED (API disabled) → failed",
@@ -207,7 +201,7 @@ struct FCMChannelTests {
 
     @Test("The status matrix", arguments: FCMChannelTests.matrix)
     func statusMatrix(_ c: Case) async throws {
-        let h = try await FCMHarness.start(send: [c.response])
+        let h = try FCMHarness.start(send: [c.response])
         let results = await h.deliver(.sample(), [FCMFixture.phone("a")])
         let r = try #require(results.first)
         #expect(results.count == 1)
@@ -216,43 +210,43 @@ struct FCMChannelTests {
         #expect(r.status == c.response.status)
         if let reason = c.reason { #expect(r.reason == reason) }
         if let after = c.retryAfter { #expect(r.retryAfter == after) }
-        #expect(try await h.sends().count == 1, "no automatic resend inside deliver")
-        await h.stop()
+        #expect(h.sends().count == 1, "no automatic resend inside deliver")
     }
 
     @Test("A transport failure (nothing listening) is a retry")
     func transportRetry() async throws {
-        let h = try await FCMHarness.start()
+        let h = try FCMHarness.start()
         _ = await h.deliver(.sample(), [FCMFixture.phone("warm")])  // token now cached
-        await h.server.stop()
+        // Nothing listens any more.
+        h.http.route("/token", method: "POST", [.error(.connectFailed, "connection refused")])
+        h.http.route("/v1/projects/", method: "POST", [.error(.connectFailed, "connection refused")])
         let r = await h.deliver(.sample(), [FCMFixture.phone("a")])
         #expect(r.first?.outcome == .retry)
         #expect(r.first?.reason?.hasPrefix("FCM unreachable") == true)
-        await h.http.shutdown()
+        #expect(h.tokenRequests().count == 1, "the cached token was used")
 
         // The token endpoint unreachable: every target is a retry.
-        let cold = try await FCMHarness.start()
-        await cold.server.stop()
+        let cold = try FCMHarness.start(tokens: [.error(.connectFailed, "connection refused")])
         let c = await cold.deliver(.sample(), [FCMFixture.phone("a"), FCMFixture.phone("b")])
         #expect(c.count == 2)
         #expect(c.allSatisfy { $0.outcome == .retry && $0.reason?.hasPrefix("token endpoint:") == true })
-        await cold.http.shutdown()
+        #expect(cold.sends().isEmpty)
     }
 
     @Test("401 from send refreshes the token once and retries once")
     func unauthenticatedRefresh() async throws {
-        let unauth = FakeHTTPResponse.json(
+        let unauth = ScriptedResponse.json(
             401,
             #"{"error":{"code":401,"message":"Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.","status":"UNAUTHENTICATED"}}"#
         )
-        let h = try await FCMHarness.start(
+        let h = try FCMHarness.start(
             tokens: [FCMFixture.token("ya29.stale-token-000000000"), FCMFixture.token("ya29.fresh-token-000000000")],
             send: [unauth, .json(200, #"{"name":"projects/demo-project/messages/2"}"#)])
         let r = await h.deliver(.sample(), [FCMFixture.phone("a")])
         #expect(r.first?.outcome == .delivered)
         #expect(r.first?.providerMessageId == "projects/demo-project/messages/2")
-        #expect(try await h.tokenRequests().count == 2)
-        let sends = try await h.sends()
+        #expect(h.tokenRequests().count == 2)
+        let sends = h.sends()
         #expect(
             sends.map { $0.header("authorization") } == [
                 "Bearer ya29.stale-token-000000000", "Bearer ya29.fresh-token-000000000",
@@ -260,19 +254,18 @@ struct FCMChannelTests {
         #expect(sends[0].body == sends[1].body, "the retry resends the same message (same heraldDeliveryId)")
 
         // Refused again after the refresh: failed, and only one retry.
-        try await h.server.reset()
-        try await h.server.route("/token", method: "POST", [FCMFixture.token("ya29.third-token-000000000")])
-        try await h.server.route("/v1/projects/", method: "POST", [unauth])
+        h.http.reset()
+        h.http.route("/token", method: "POST", [FCMFixture.token("ya29.third-token-000000000")])
+        h.http.route("/v1/projects/", method: "POST", [unauth])
         let again = await h.deliver(.sample(), [FCMFixture.phone("a")])
         #expect(again.first?.outcome == .failed)
         #expect(again.first?.status == 401)
-        #expect(try await h.sends().count == 2)
-        await h.stop()
+        #expect(h.sends().count == 2)
     }
 
     @Test("Token endpoint: 400 invalid_grant fails every target, 503 and transport errors retry")
     func tokenEndpointErrors() async throws {
-        let rejected = try await FCMHarness.start(
+        let rejected = try FCMHarness.start(
             tokens: [.json(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#)])
         let r = await rejected.deliver(.sample(), [FCMFixture.phone("a"), FCMFixture.phone("b")])
         #expect(r.count == 2)
@@ -280,27 +273,25 @@ struct FCMChannelTests {
         #expect(
             r.first?.reason
                 == "OAuth credentials rejected: token endpoint answered 400: invalid_grant: Invalid JWT Signature.")
-        #expect(try await rejected.sends().isEmpty)
+        #expect(rejected.sends().isEmpty)
         #expect(rejected.sink.all.contains { $0.level == .error })
-        await rejected.stop()
 
-        let busy = try await FCMHarness.start(
-            tokens: [FakeHTTPResponse(status: 503, headers: ["retry-after": "30"], body: Array("overloaded".utf8))])
+        let busy = try FCMHarness.start(
+            tokens: [ScriptedResponse(status: 503, headers: ["retry-after": "30"], body: Array("overloaded".utf8))])
         let b = await busy.deliver(.sample(), [FCMFixture.phone("a")])
         #expect(b.first?.outcome == .retry)
         #expect(b.first?.retryAfter == .seconds(30))
-        await busy.stop()
     }
 
     @Test("Encrypted devices get {v, e}, which opens with Python's AESGCM; others stay plain")
     func encryption() async throws {
         let keyBytes = Array(0..<32).map { UInt8($0 * 3 % 256) }
         let pushKey = Base64.encode(keyBytes)
-        let h = try await FCMHarness.start(extraYAML: "encryption: hapi-v1")
+        let h = try FCMHarness.start(extraYAML: "encryption: hapi-v1")
         let devices = [FCMFixture.phone("enc", pushKey: pushKey), FCMFixture.phone("plain")]
         let results = await h.deliver(.sample(), devices)
         #expect(results.allSatisfy { $0.outcome == .delivered })
-        let bodies = try await h.sends().compactMap(\.json)
+        let bodies = h.sends().compactMap(\.json)
         let enc = try #require(bodies.first { $0["message"]?["token"]?.stringValue == devices[0].token })
         let plain = try #require(bodies.first { $0["message"]?["token"]?.stringValue == devices[1].token })
         let data = try #require(enc["message"]?["data"]?.objectValue)
@@ -314,14 +305,13 @@ struct FCMChannelTests {
         #expect(parsed["sessionId"] == "5f0c")
         #expect(parsed["extra"] == nil, "only hapi's keys are encrypted")
         #expect(plain["message"]?["data"]?["title"] == "Permission Request")
-        let leaked = try await h.sends().filter { $0.bodyText.contains(pushKey) }
+        let leaked = h.sends().filter { $0.bodyText.contains(pushKey) }
         #expect(leaked.isEmpty)
-        await h.stop()
     }
 
     @Test("Oversized payloads and bad android options fail before anything is sent")
     func refusedLocally() async throws {
-        let h = try await FCMHarness.start()
+        let h = try FCMHarness.start()
         let big = HeraldNotification.sample(data: ["blob": String(repeating: "x", count: 5000)])
         let r = await h.deliver(big, [FCMFixture.phone("a")])
         #expect(r.first?.outcome == .failed)
@@ -329,8 +319,7 @@ struct FCMChannelTests {
         let bad = await h.deliver(.sample(android: ["priority": "urgent"]), [FCMFixture.phone("a")])
         #expect(bad.first?.outcome == .failed)
         #expect(bad.first?.reason?.contains("android.priority") == true)
-        #expect(try await h.server.requests().isEmpty, "not even a token request")
-        await h.stop()
+        #expect(h.http.requests.isEmpty, "not even a token request")
     }
 
     @Test("Config errors name the file and the field, at the service-account key")
@@ -341,7 +330,7 @@ struct FCMChannelTests {
         let path = try FCMFixture.writeServiceAccount(.object(o), in: dir)
         let sink = RecordingLogSink()
         let context = ChannelContext(
-            name: "fcm", http: try HTTPClient(), clock: ManualClock(), random: FixedRandom(),
+            name: "fcm", http: ScriptedTransport(), clock: ManualClock(), random: FixedRandom(),
             logger: ChannelLogger(source: "fcm", sink: sink), state: InMemoryChannelState())
         func message(_ yaml: String) throws -> String? {
             let config = try FCMFixture.config(yaml)
@@ -376,7 +365,7 @@ struct FCMChannelTests {
     @Test("No secret (access token, private key, device token, pushKey) reaches the logs")
     func noSecretsLogged() async throws {
         let pushKey = Base64.encode(Array(repeating: 9, count: 32))
-        let h = try await FCMHarness.start(
+        let h = try FCMHarness.start(
             extraYAML: "encryption: hapi-v1",
             tokens: [
                 .json(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#),
@@ -401,7 +390,6 @@ struct FCMChannelTests {
             let reason = results.first?.reason ?? ""
             #expect(!reason.contains(secret))
         }
-        await h.stop()
     }
 
     @Test("The phone/wear descriptor accepts FCM tokens and refuses bad pushKeys and tokens")

@@ -1,7 +1,6 @@
 import ChannelAPI
 import FCMChannel
 import Foundation
-import HeraldHTTP
 import HeraldHTTPTesting
 import HeraldYAML
 import Router
@@ -82,7 +81,7 @@ enum FCMFixture {
         return try ChannelConfig(name: "fcm", node: cn, ignoring: ["type"])
     }
 
-    static func token(_ value: String, expiresIn: Int = 3600) -> FakeHTTPResponse {
+    static func token(_ value: String, expiresIn: Int = 3600) -> ScriptedResponse {
         .json(200, #"{"access_token":"\#(value)","expires_in":\#(expiresIn),"token_type":"Bearer"}"#)
     }
 
@@ -94,25 +93,24 @@ enum FCMFixture {
     }
 }
 
-/// A running fake FCM (token endpoint at `/token`, send endpoint under `/v1/projects/`) and a channel built
-/// through the real factory against it.
+/// A scripted fake FCM (token endpoint at `/token`, send endpoint under `/v1/projects/`) and a channel
+/// built through the real factory against it.
 final class FCMHarness: Sendable {
-    let server: FakeHTTPServer
-    let http: HTTPClient
+    let http: ScriptedTransport
     let clock: ManualClock
     let state: InMemoryChannelState
     let sink: RecordingLogSink
     let accountPath: String
     let channel: FCMChannel
 
+    static let baseURL = "https://fcm.test"
     static let sendPath = "/v1/projects/demo-project/messages:send"
     static let accessToken = "ya29.test-access-token-AAAAAAAAAAAAAAAAAAAA"
 
     init(
-        server: FakeHTTPServer, http: HTTPClient, clock: ManualClock, state: InMemoryChannelState,
-        sink: RecordingLogSink, accountPath: String, channel: FCMChannel
+        http: ScriptedTransport, clock: ManualClock, state: InMemoryChannelState, sink: RecordingLogSink,
+        accountPath: String, channel: FCMChannel
     ) {
-        self.server = server
         self.http = http
         self.clock = clock
         self.state = state
@@ -122,16 +120,14 @@ final class FCMHarness: Sendable {
     }
 
     static func start(
-        extraYAML: String = "", tokens: [FakeHTTPResponse] = [FCMFixture.token(accessToken)],
-        send: [FakeHTTPResponse] = [.json(200, #"{"name":"projects/demo-project/messages/0:1"}"#)],
+        extraYAML: String = "", tokens: [ScriptedResponse] = [FCMFixture.token(accessToken)],
+        send: [ScriptedResponse] = [.json(200, #"{"name":"projects/demo-project/messages/0:1"}"#)],
         state: InMemoryChannelState = InMemoryChannelState()
-    ) async throws -> FCMHarness {
-        let server = try await FakeHTTPServer.start()
-        try await server.route("/token", method: "POST", tokens)
-        try await server.route("/v1/projects/", method: "POST", send)
-        let path = try FCMFixture.writeServiceAccount(
-            FCMFixture.serviceAccountJSON(tokenURI: server.baseURL + "/token"))
-        let http = try HTTPClient(configuration: .init(caFile: server.caFile))
+    ) throws -> FCMHarness {
+        let http = ScriptedTransport()
+        http.route("/token", method: "POST", tokens)
+        http.route("/v1/projects/", method: "POST", send)
+        let path = try FCMFixture.writeServiceAccount(FCMFixture.serviceAccountJSON(tokenURI: baseURL + "/token"))
         let clock = ManualClock()
         let sink = RecordingLogSink()
         let context = ChannelContext(
@@ -140,24 +136,23 @@ final class FCMHarness: Sendable {
         let yaml = """
             type: fcm
             service-account: \(path)
-            endpoint: \(server.baseURL)
+            endpoint: \(baseURL)
             \(extraYAML)
             """
         let config = try FCMFixture.config(yaml)
         let made = try FCMChannel.factory.make(config, context)
         try config.finish()
-        guard let channel = made as? FCMChannel else { throw FCMFixtureError("factory did not make an FCMChannel") }
-        return FCMHarness(
-            server: server, http: http, clock: clock, state: state, sink: sink, accountPath: path, channel: channel)
+        let channel = try #require(made as? FCMChannel, "factory did not make an FCMChannel")
+        return FCMHarness(http: http, clock: clock, state: state, sink: sink, accountPath: path, channel: channel)
     }
 
-    /// Another channel on the same server and account with its own HTTP client (a second `herald` process).
-    func sibling(state: InMemoryChannelState) async throws -> FCMChannel {
+    /// Another channel on the same transport and account (a second `herald` process).
+    func sibling(state: InMemoryChannelState) throws -> FCMChannel {
         let context = ChannelContext(
             name: "fcm", http: http, clock: clock, random: FixedRandom(),
             logger: ChannelLogger(source: "fcm", sink: sink, clock: clock), state: state)
         return FCMChannel(
-            account: try FCMServiceAccount.load(path: accountPath), endpoint: server.baseURL, context: context)
+            account: try FCMServiceAccount.load(path: accountPath), endpoint: Self.baseURL, context: context)
     }
 
     func deliver(_ n: HeraldNotification, _ devices: [Device]) async -> [DeliveryResult] {
@@ -166,20 +161,13 @@ final class FCMHarness: Sendable {
                 notification: n, targets: devices.map { DeliveryTarget(device: $0, deliveryId: "dlv-\($0.deviceId)") }))
     }
 
-    func sends() async throws -> [RecordedRequest] {
-        try await server.requests().filter { $0.path == FCMHarness.sendPath }
-    }
-    func tokenRequests() async throws -> [RecordedRequest] {
-        try await server.requests().filter { $0.path == "/token" }
-    }
-
-    func stop() async {
-        await http.shutdown()
-        await server.stop()
-    }
+    /// The requests sent to the send endpoint, in order.
+    func sends() -> [HTTPRequest] { http.requests.filter { $0.path == FCMHarness.sendPath } }
+    /// The requests sent to the token endpoint, in order.
+    func tokenRequests() -> [HTTPRequest] { http.requests.filter { $0.path == "/token" } }
 }
 
-extension RecordedRequest {
+extension HTTPRequest {
     /// The body as JSON.
     var json: JSONValue? { try? JSONValue.parse(body) }
 

@@ -2,14 +2,12 @@ import ChannelAPI
 import ChannelSupport
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
-import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 @testable import RelayChannel
 
-@Suite("Relay protocol hapi", .stopsFakeHTTPServers)
+@Suite("Relay protocol hapi")
 struct HapiRelayTests {
     static let key = Array(UInt8(1)...UInt8(32))
     static let token = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
@@ -53,19 +51,18 @@ struct HapiRelayTests {
     }
 
     @Test func oversizedEnvelopeFailsBeforeSending() async throws {
-        let setup = try await RelaySetup.make("type: relay\nprotocol: hapi\nurl: {URL}")
-        try await setup.server.route("/v1/push", [.json(200, "{}")])
+        let setup = try RelaySetup.make("type: relay\nprotocol: hapi\nurl: {URL}")
+        setup.http.route("/v1/push", [.json(200, "{}")])
         let big = HeraldNotification(title: "t", body: String(repeating: "x", count: 3000))
         let d = RelayTest.ios("d1", token: Self.token, pushKey: Self.key)
         let results = await setup.channel.deliver(DeliveryRequest(notification: big, targets: [RelayTest.target(d)]))
         #expect(results.map(\.outcome) == [.failed])
         #expect(results.first?.reason?.contains("3200") == true)
-        #expect(try await setup.server.requests().isEmpty)
-        await setup.stop()
+        #expect(setup.http.requests.isEmpty)
     }
 
     @Test func validationNeedsPushKey() async throws {
-        let setup = try await RelaySetup.make("type: relay\nprotocol: hapi\nurl: {URL}")
+        let setup = try RelaySetup.make("type: relay\nprotocol: hapi\nurl: {URL}")
         let noKey = RelayTest.ios("d1", token: Self.token)
         await #expect(throws: ValidationError.self) { try await setup.channel.validateRegistration(noKey) }
         do {
@@ -81,7 +78,6 @@ struct HapiRelayTests {
         // Another platform's device is passed through unchanged.
         let pulse = Device(deviceId: "p", platform: "pulse", fields: ["x": "y"])
         #expect(try await setup.channel.validateRegistration(pulse) == pulse)
-        await setup.stop()
     }
 
     @Test(arguments: [
@@ -89,9 +85,9 @@ struct HapiRelayTests {
         (503, .retry), (500, .retry), (400, .failed), (501, .failed),
     ])
     func answers(status: Int, expected: DeliveryOutcome) async throws {
-        let setup = try await RelaySetup.make("type: relay\nprotocol: hapi\nurl: {URL}/")
+        let setup = try RelaySetup.make("type: relay\nprotocol: hapi\nurl: {URL}/")
         let body = status == 410 ? "{\"code\":\"unregistered\"}" : "{\"error\":\"e\(status)\"}"
-        try await setup.server.route("/v1/push", method: "POST", [.json(status, body, headers: ["retry-after": "17"])])
+        setup.http.route("/v1/push", method: "POST", [.json(status, body, headers: ["retry-after": "17"])])
         let d = RelayTest.ios("d1", token: Self.token, pushKey: Self.key)
         let results = await setup.channel.deliver(
             DeliveryRequest(notification: notification, targets: [RelayTest.target(d)]))
@@ -100,7 +96,7 @@ struct HapiRelayTests {
         #expect(results.first?.status == status)
         if expected == .retry { #expect(results.first?.retryAfter == .seconds(17)) }
         if status == 410 { #expect(results.first?.reason?.contains("unregistered") == true) }
-        let requests = try await setup.server.requests()
+        let requests = setup.http.requests
         #expect(requests.count == 1)
         #expect(requests.first?.path == "/v1/push")
         // The recorded envelope opens with the device key.
@@ -109,17 +105,18 @@ struct HapiRelayTests {
         #expect(try HapiPayload.open(envelope: env, key: Self.key) == HapiPayload.plaintext(for: notification))
         #expect(!setup.sink.text.contains(Self.token))
         #expect(!setup.sink.text.contains(Base64.encode(Self.key)))
-        await setup.stop()
     }
 
     @Test func transportErrorRetries() async throws {
         let config = try APNsTestSupport.config("type: relay\nprotocol: hapi\nurl: https://127.0.0.1:9", name: "relay")
+        let http = ScriptedTransport { _ in .failure(HTTPError(.connectFailed, "connection refused")) }
         let context = ChannelContext(
-            name: "relay", http: try HTTPClient(), clock: ManualClock(), random: FixedRandom(),
+            name: "relay", http: http, clock: ManualClock(), random: FixedRandom(),
             logger: ChannelLogger(source: "relay", sink: RecordingLogSink()), state: InMemoryChannelState())
         let channel = try RelayChannel(config: config, context: context)
         let d = RelayTest.ios("d1", token: Self.token, pushKey: Self.key)
         let results = await channel.deliver(DeliveryRequest(notification: notification, targets: [RelayTest.target(d)]))
         #expect(results.map(\.outcome) == [.retry])
+        #expect(http.requests.map(\.url) == ["https://127.0.0.1:9/v1/push"])
     }
 }

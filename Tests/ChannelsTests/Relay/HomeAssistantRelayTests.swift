@@ -3,13 +3,12 @@ import ChannelSupport
 import Foundation
 import HeraldChannels
 import HeraldCrypto
-import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 @testable import RelayChannel
 
-@Suite("Relay protocol home-assistant", .stopsFakeHTTPServers)
+@Suite("Relay protocol home-assistant")
 struct HomeAssistantRelayTests {
     static func device(_ url: String) -> Device {
         Device(
@@ -47,16 +46,15 @@ struct HomeAssistantRelayTests {
     }
 
     @Test func pushURLPolicy() async throws {
-        let setup = try await RelaySetup.make("type: relay\nprotocol: home-assistant")
+        let setup = try RelaySetup.make("type: relay\nprotocol: home-assistant")
         await #expect(throws: ValidationError.self) {
-            try await setup.channel.validateRegistration(Self.device("\(setup.server.baseURL)/push"))
+            try await setup.channel.validateRegistration(Self.device("\(RelaySetup.baseURL)/push"))
         }
         let r = await setup.channel.deliver(
             DeliveryRequest(
-                notification: notification, targets: [RelayTest.target(Self.device("\(setup.server.baseURL)/push"))]))
+                notification: notification, targets: [RelayTest.target(Self.device("\(RelaySetup.baseURL)/push"))]))
         #expect(r.first?.outcome == .failed)
-        #expect(try await setup.server.requests().isEmpty)
-        await setup.stop()
+        #expect(setup.http.requests.isEmpty)
     }
 
     @Test(arguments: [
@@ -77,9 +75,9 @@ struct HomeAssistantRelayTests {
         (403, "{\"errorMessage\":\"You did not send a token!\"}", .failed),
     ])
     func answers(status: Int, body: String, expected: DeliveryOutcome) async throws {
-        let setup = try await RelaySetup.make("type: relay\nprotocol: home-assistant", allowHosts: ["127.0.0.1"])
-        try await setup.server.route("/push", [.json(status, body)])
-        let d = Self.device("\(setup.server.baseURL)/push")
+        let setup = try RelaySetup.make("type: relay\nprotocol: home-assistant", allowHosts: ["127.0.0.1"])
+        setup.http.route("/push", [.json(status, body)])
+        let d = Self.device("\(RelaySetup.baseURL)/push")
         #expect(try await setup.channel.validateRegistration(d) == d)
         let r = await setup.channel.deliver(DeliveryRequest(notification: notification, targets: [RelayTest.target(d)]))
         #expect(r.first?.outcome == expected)
@@ -88,14 +86,13 @@ struct HomeAssistantRelayTests {
             #expect(r.first?.details["rateLimits.maximum"] == "500")
         }
         if status == 429 { #expect(r.first?.retryAfter == .seconds(3600)) }  // ManualClock starts at 2026-01-01T00:00Z
-        #expect(try await setup.server.requests().count == 1)
+        #expect(setup.http.requests.count == 1)
         #expect(!setup.sink.text.contains("fcm:tok-123"))
-        await setup.stop()
     }
 }
 
 /// `encryption: secretbox` (HA's libsodium secretbox, current key scheme).
-@Suite("Relay protocol home-assistant, encryption: secretbox", .stopsFakeHTTPServers)
+@Suite("Relay protocol home-assistant, encryption: secretbox")
 struct HomeAssistantSecretboxTests {
     /// The registration secret of `ha-mobile-app.md` §6.
     static let secret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -163,13 +160,13 @@ struct HomeAssistantSecretboxTests {
 
     @Test("The forwarder gets only push_token, registration_info, encrypted, encrypted_data; PyNaCl decrypts the rest")
     func endToEnd() async throws {
-        let setup = try await RelaySetup.make(Self.yaml, allowHosts: ["127.0.0.1"])
-        try await setup.server.route("/push", [.json(201, "{}")])
-        let d = Self.device("\(setup.server.baseURL)/push")
+        let setup = try RelaySetup.make(Self.yaml, allowHosts: ["127.0.0.1"])
+        setup.http.route("/push", [.json(201, "{}")])
+        let d = Self.device("\(RelaySetup.baseURL)/push")
         #expect(try await setup.channel.validateRegistration(d) == d)
         let r = await setup.channel.deliver(DeliveryRequest(notification: notification, targets: [RelayTest.target(d)]))
         #expect(r.first?.outcome == .delivered)
-        let requests = try await setup.server.requests()
+        let requests = setup.http.requests
         #expect(requests.count == 1)
         let body = try #require(requests.first).body
         let o = try RelayTest.object(body)
@@ -207,14 +204,13 @@ struct HomeAssistantSecretboxTests {
         #expect(decrypted == .object(clear))
         #expect(!setup.sink.text.contains(Self.secret))
         #expect(!setup.sink.text.contains("fcm:tok-123"))
-        await setup.stop()
     }
 
     @Test("Without a secret: registration refused (field secret), delivery failed and nothing sent in clear")
     func missingSecret() async throws {
-        let setup = try await RelaySetup.make(Self.yaml, allowHosts: ["127.0.0.1"])
-        try await setup.server.route("/push", [.json(201, "{}")])
-        let d = Self.device("\(setup.server.baseURL)/push", secret: nil)
+        let setup = try RelaySetup.make(Self.yaml, allowHosts: ["127.0.0.1"])
+        setup.http.route("/push", [.json(201, "{}")])
+        let d = Self.device("\(RelaySetup.baseURL)/push", secret: nil)
         do {
             _ = try await setup.channel.validateRegistration(d)
             Issue.record("device without a secret accepted")
@@ -230,24 +226,22 @@ struct HomeAssistantSecretboxTests {
             #expect(r.first?.outcome == .failed)
             #expect(r.first?.reason?.contains("not sent in clear") == true)
         }
-        #expect(try await setup.server.requests().isEmpty)
+        #expect(setup.http.requests.isEmpty)
         // Without encryption a device without a secret is fine and gets the clear body.
-        let plain = try await RelaySetup.make("type: relay\nprotocol: home-assistant", allowHosts: ["127.0.0.1"])
+        let plain = try RelaySetup.make("type: relay\nprotocol: home-assistant", allowHosts: ["127.0.0.1"])
         #expect(try await plain.channel.validateRegistration(d) == d)
-        await plain.stop()
-        await setup.stop()
     }
 
     @Test("Secret never reaches logs or reasons, whatever the forwarder answers")
     func noSecretInLogs() async throws {
-        let setup = try await RelaySetup.make(Self.yaml, allowHosts: ["127.0.0.1"])
-        try await setup.server.route(
+        let setup = try RelaySetup.make(Self.yaml, allowHosts: ["127.0.0.1"])
+        setup.http.route(
             "/push",
             [
                 .json(500, "{\"errorType\":\"InternalError\"}"), .json(403, "{\"errorMessage\":\"no\"}"),
                 .json(201, "{}"),
             ])
-        let d = Self.device("\(setup.server.baseURL)/push")
+        let d = Self.device("\(RelaySetup.baseURL)/push")
         var reasons: [String] = []
         for _ in 0..<3 {
             let r = await setup.channel.deliver(
@@ -259,7 +253,6 @@ struct HomeAssistantSecretboxTests {
             #expect(!setup.sink.text.contains(leak))
             #expect(!reasons.contains { $0.contains(leak) })
         }
-        await setup.stop()
     }
 }
 

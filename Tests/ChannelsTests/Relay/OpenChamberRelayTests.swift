@@ -1,14 +1,12 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
-import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 @testable import RelayChannel
 
-@Suite("Relay protocol openchamber", .stopsFakeHTTPServers)
+@Suite("Relay protocol openchamber")
 struct OpenChamberRelayTests {
     /// A fixed key (d = 0x01…0x20) and its thumbprint, computed independently with Python.
     static let fixedD = Array(UInt8(1)...UInt8(32))
@@ -56,7 +54,7 @@ struct OpenChamberRelayTests {
     }
 
     @Test func keyCreatedOnceAndPublicKeyExposed() async throws {
-        let setup = try await RelaySetup.make("type: relay\nprotocol: openchamber\nurl: {URL}/send")
+        let setup = try RelaySetup.make("type: relay\nprotocol: openchamber\nurl: {URL}/send")
         #expect(try setup.state.value(forKey: OpenChamberRelay.stateKey) == nil)
         let first = try await setup.channel.publicKey(rotate: false)
         let stored = try setup.state.value(forKey: OpenChamberRelay.stateKey)
@@ -68,14 +66,13 @@ struct OpenChamberRelayTests {
         #expect(o["serverId"]?.stringValue == jwk.thumbprint)
         await #expect(throws: RelayKeyError.self) { try await setup.channel.publicKey(rotate: true) }
         #expect(try setup.state.value(forKey: OpenChamberRelay.stateKey) == stored)
-        await setup.stop()
     }
 
     @Test func corruptStoredKeyFailsLoudlyAndIsKept() async throws {
         let state = InMemoryChannelState()
         try state.setValue(Array("not a key".utf8), forKey: OpenChamberRelay.stateKey)
-        let setup = try await RelaySetup.make("type: relay\nprotocol: openchamber\nurl: {URL}/send", state: state)
-        try await setup.server.route("/send", [.json(200, "{\"results\":[]}")])
+        let setup = try RelaySetup.make("type: relay\nprotocol: openchamber\nurl: {URL}/send", state: state)
+        setup.http.route("/send", [.json(200, "{\"results\":[]}")])
         let d = RelayTest.ios("d", token: Self.token(1))
         let results = await setup.channel.deliver(
             DeliveryRequest(notification: notification, targets: [RelayTest.target(d)]))
@@ -83,18 +80,17 @@ struct OpenChamberRelayTests {
         #expect(results.first?.reason?.contains("corrupt") == true)
         await #expect(throws: RelayKeyError.self) { try await setup.channel.publicKey(rotate: false) }
         #expect(try state.value(forKey: OpenChamberRelay.stateKey) == Array("not a key".utf8))
-        #expect(try await setup.server.requests().isEmpty)
+        #expect(setup.http.requests.isEmpty)
         #expect(setup.sink.all.contains { $0.level == .error })
-        await setup.stop()
     }
 
     @Test func registerTokenIsSignedAndTokenNotLogged() async throws {
-        let setup = try await RelaySetup.make(
+        let setup = try RelaySetup.make(
             "type: relay\nprotocol: openchamber\nurl: {URL}/send", state: try Self.stateWithFixedKey())
-        try await setup.server.route("/register-token", [.json(500, "{\"error\":\"down\"}")])
+        setup.http.route("/register-token", [.json(500, "{\"error\":\"down\"}")])
         let d = RelayTest.ios("d", token: Self.token(7))
         await setup.channel.didRegister(d)
-        let requests = try await setup.server.requests()
+        let requests = setup.http.requests
         #expect(requests.map(\.path) == ["/register-token"])
         let o = try RelayTest.object(requests[0].body)
         #expect(Set(o.keys) == ["token", "platform", "publicKeyJwk", "ts", "sig"])
@@ -109,15 +105,14 @@ struct OpenChamberRelayTests {
         #expect(thumb.trimmingCharacters(in: .whitespacesAndNewlines) == Self.fixedThumbprint)
         #expect(setup.sink.all.contains { $0.message.contains("register-token") })
         #expect(!setup.sink.text.contains(Self.token(7)))
-        await setup.stop()
     }
 
     @Test func batchesOf100PerEnvironmentAndSignaturesVerify() async throws {
-        let setup = try await RelaySetup.make(
+        let setup = try RelaySetup.make(
             "type: relay\nprotocol: openchamber\nurl: {URL}/send", state: try Self.stateWithFixedKey())
         // The fake answers ok for no token at all; every token then is "missing" → retry. Use a
         // second pass with explicit results below; here check the request side.
-        try await setup.server.route("/send", [.json(200, "{\"results\":[]}")])
+        setup.http.route("/send", [.json(200, "{\"results\":[]}")])
         var targets: [DeliveryTarget] = []
         for i in 0..<250 { targets.append(RelayTest.target(RelayTest.ios("p\(i)", token: Self.token(i)), i)) }
         for i in 250..<260 {
@@ -126,7 +121,7 @@ struct OpenChamberRelayTests {
         let results = await setup.channel.deliver(DeliveryRequest(notification: notification, targets: targets))
         #expect(results.count == 260)
         #expect(results.allSatisfy { $0.outcome == DeliveryOutcome.retry })
-        let requests = try await setup.server.requests()
+        let requests = setup.http.requests
         #expect(requests.count == 4)
         var seen: [String: String] = [:]
         var items: [JSONValue] = []
@@ -154,30 +149,28 @@ struct OpenChamberRelayTests {
         let doc: JSONValue = ["jwk": OpenChamberSigning.publicJWK(key), "items": .array(items)]
         let thumb = try APNsTestSupport.python("relay_openchamber_verify.py", [], stdin: doc.canonicalString)
         #expect(thumb.trimmingCharacters(in: .whitespacesAndNewlines) == Self.fixedThumbprint)
-        await setup.stop()
     }
 
     @Test func perTokenResults() async throws {
-        let setup = try await RelaySetup.make(
+        let setup = try RelaySetup.make(
             "type: relay\nprotocol: openchamber\nurl: {URL}/send", state: try Self.stateWithFixedKey())
         let answer = """
             {"results":[{"token":"\(Self.token(1))","ok":true},{"token":"\(Self.token(2))","ok":false,"drop":true},
             {"token":"\(Self.token(3))","ok":false}]}
             """
-        try await setup.server.route("/send", [.json(200, answer)])
+        setup.http.route("/send", [.json(200, answer)])
         let targets = (1...4).map { RelayTest.target(RelayTest.ios("d\($0)", token: Self.token($0)), $0) }
         let results = await setup.channel.deliver(DeliveryRequest(notification: notification, targets: targets))
         var byDevice: [String: DeliveryOutcome] = [:]
         for r in results { byDevice[r.deviceId ?? ""] = r.outcome }
         let expected: [String: DeliveryOutcome] = ["d1": .delivered, "d2": .dead, "d3": .retry, "d4": .retry]
         #expect(byDevice == expected)
-        await setup.stop()
     }
 
     @Test func non2xxRetriesTheWholeBatch() async throws {
-        let setup = try await RelaySetup.make(
+        let setup = try RelaySetup.make(
             "type: relay\nprotocol: openchamber\nurl: {URL}/send", state: try Self.stateWithFixedKey())
-        try await setup.server.route("/send", [.json(503, "{\"error\":\"busy\"}", headers: ["retry-after": "9"])])
+        setup.http.route("/send", [.json(503, "{\"error\":\"busy\"}", headers: ["retry-after": "9"])])
         let targets = (1...3).map { RelayTest.target(RelayTest.ios("d\($0)", token: Self.token($0)), $0) }
         let results = await setup.channel.deliver(DeliveryRequest(notification: notification, targets: targets))
         #expect(results.count == 3)
@@ -186,6 +179,5 @@ struct OpenChamberRelayTests {
             #expect(r.retryAfter == Duration.seconds(9))
             #expect(r.status == 503)
         }
-        await setup.stop()
     }
 }

@@ -1,8 +1,6 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
-import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
@@ -11,7 +9,7 @@ import Testing
 /// The Pulse channel against the rules of the Pulse Relay site integration guide
 /// (`shared/seeds/004_6ba746c86ae51669.txt`, sections 三, 四 and 五): every expected body below is the
 /// guide's own example, compared as JSON after parsing.
-@Suite("Relay protocol pulse: the integration guide", .stopsFakeHTTPServers)
+@Suite("Relay protocol pulse: the integration guide")
 struct PulseGuideTests {
     typealias T = PulseRelayTests
 
@@ -27,8 +25,8 @@ struct PulseGuideTests {
             .first
     }
 
-    func bodies(_ setup: RelaySetup) async throws -> [JSONValue] {
-        try await setup.server.requests().map { try JSONValue.parse($0.body) }
+    func bodies(_ setup: RelaySetup) throws -> [JSONValue] {
+        try setup.http.requests.map { try JSONValue.parse($0.body) }
     }
 
     /// 三: the request example, passed by the hub as its liveActivity, goes out as written:
@@ -41,12 +39,12 @@ struct PulseGuideTests {
             ],
             "alert": ["body": "骑手已取餐"],
         ]
-        let setup = try await RelaySetup.make(T.yaml())
-        try await setup.server.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
+        let setup = try RelaySetup.make(T.yaml())
+        setup.http.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
         let r = try await deliver(setup, example)
         #expect(r?.outcome == .delivered)
         #expect(r?.details["revision"] == "1793000000123")
-        let requests = try await setup.server.requests()
+        let requests = setup.http.requests
         try #require(requests.count == 1)
         #expect(try JSONValue.parse(requests[0].body) == .object(example))
         // The signature checks independently over the exact bytes, and the script reads the
@@ -55,7 +53,6 @@ struct PulseGuideTests {
         let out = try APNsTestSupport.python(
             "relay_pulse_check.py", [Base64.urlEncode(T.key), requests[0].path, auth, Base64.encode(requests[0].body)])
         #expect(out.trimmingCharacters(in: .whitespacesAndNewlines) == "1793000000123")
-        await setup.stop()
     }
 
     /// The contract's own example notification (design/contract.md §4), parsed as a hub sends it,
@@ -66,8 +63,8 @@ struct PulseGuideTests {
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
                 "../../Vectors/contract-example-notification.json"), encoding: .utf8)
         let n = try HeraldNotification(jsonText: text)
-        let setup = try await RelaySetup.make(T.yaml())
-        try await setup.server.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
+        let setup = try RelaySetup.make(T.yaml())
+        setup.http.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
         let r = await setup.channel.deliver(DeliveryRequest(notification: n, targets: [RelayTest.target(T.device())]))
         #expect(r.first?.outcome == .delivered)
         let expected: JSONValue = [
@@ -77,8 +74,7 @@ struct PulseGuideTests {
             ],
             "alert": ["body": "Picked up"],
         ]
-        #expect(try await bodies(setup) == [expected])
-        await setup.stop()
+        #expect(try bodies(setup) == [expected])
     }
 
     /// 四: the four templates' examples, and the examples of 五 (Node: steps; Python: progress), are
@@ -100,42 +96,40 @@ struct PulseGuideTests {
             ],
             ["title": "测试", "summary": "", "status": "running", "revision": 1_767_225_600_000],
         ]
-        let setup = try await RelaySetup.make(T.yaml())
-        try await setup.server.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
+        let setup = try RelaySetup.make(T.yaml())
+        setup.http.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
         for (i, state) in examples.enumerated() {
             let r = try await deliver(setup, ["ref": .string("t\(i)"), "event": "update", "contentState": state])
             #expect(r?.outcome == .delivered, "\(r?.reason ?? "")")
         }
-        let sent = try await bodies(setup)
+        let sent = try bodies(setup)
         try #require(sent.count == examples.count)
         for (i, state) in examples.enumerated() {
             #expect(sent[i]["contentState"] == state)
             #expect(sent[i]["revision"] == nil)
         }
-        await setup.stop()
     }
 
     /// 四: all templates need title, summary (may be empty), status and revision: a hub that leaves
     /// the summary out still sends one; the revision is added inside contentState.
     @Test func everyBodyCarriesTheFourFields() async throws {
-        let setup = try await RelaySetup.make(T.yaml())
-        try await setup.server.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
+        let setup = try RelaySetup.make(T.yaml())
+        setup.http.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
         let r = try await deliver(
             setup, ["ref": "r", "event": "update", "contentState": ["title": "T", "status": "done"]])
         #expect(r?.outcome == .delivered)
-        let state = try #require(try await bodies(setup).first?["contentState"])
+        let state = try #require(try bodies(setup).first?["contentState"])
         #expect(state["title"] == "T")
         #expect(state["summary"] == "")
         #expect(state["status"] == "done")
         #expect(state["revision"] == .number(Double(setup.clock.now().millisecondsSince1970)))
-        await setup.stop()
     }
 
     /// `liveActivity.revision` is kept as an alias of `contentState.revision` and sent inside
     /// contentState; two different revisions are refused before sending.
     @Test func revisionAlias() async throws {
-        let setup = try await RelaySetup.make(T.yaml())
-        try await setup.server.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
+        let setup = try RelaySetup.make(T.yaml())
+        setup.http.route("/v1/devices/", [.json(200, "{\"ok\":true}")])
         let ok = try await deliver(
             setup,
             [
@@ -143,7 +137,7 @@ struct PulseGuideTests {
                 "contentState": ["title": "T", "status": "running"],
             ])
         #expect(ok?.outcome == .delivered)
-        let sent = try #require(try await bodies(setup).first)
+        let sent = try #require(try bodies(setup).first)
         #expect(sent["revision"] == nil)
         #expect(sent["contentState"]?["revision"] == 1_793_000_000_500)
         setup.clock.advance(by: .seconds(2))
@@ -155,8 +149,7 @@ struct PulseGuideTests {
             ])
         #expect(both?.outcome == .failed)
         #expect(both?.reason?.contains("revision") == true)
-        #expect(try await setup.server.requests().count == 1)
-        await setup.stop()
+        #expect(setup.http.requests.count == 1)
     }
 
     /// 三: `alert` has only `body` (≤ 60), its title is always the site name; `dismissalDate` is for
@@ -225,26 +218,25 @@ struct PulseGuideTests {
     /// 三, status table: 404 means the phone has no activity for the ref: an update is re-sent as a
     /// start, an end is not (nothing is left to end), and neither is retried.
     @Test func notFound() async throws {
-        let setup = try await RelaySetup.make(T.yaml())
-        try await setup.server.route("/v1/devices/", [.json(404, "{\"error\":\"no activity\"}")])
+        let setup = try RelaySetup.make(T.yaml())
+        setup.http.route("/v1/devices/", [.json(404, "{\"error\":\"no activity\"}")])
         let end = try await deliver(
             setup, ["ref": "gone", "event": "end", "contentState": ["title": "T", "status": "done"]])
         #expect(end?.outcome == .failed)
         #expect(end?.status == 404)
-        #expect(try await bodies(setup).map { $0["event"] } == ["end"])
+        #expect(try bodies(setup).map { $0["event"] } == ["end"])
         // update → start → 404 again: failed, not retried
         let update = try await deliver(
             setup, ["ref": "u", "event": "update", "contentState": ["title": "T", "status": "done"]])
         #expect(update?.outcome == .failed)
-        #expect(try await bodies(setup).map { $0["event"] } == ["end", "update", "start"])
-        await setup.stop()
+        #expect(try bodies(setup).map { $0["event"] } == ["end", "update", "start"])
     }
 
     /// 三, 频率: over its alert limit the relay drops the alert, still sends, and answers
     /// `"alertDropped": true`; Herald reports it.
     @Test func relayReportsAlertDropped() async throws {
-        let setup = try await RelaySetup.make(T.yaml())
-        try await setup.server.route(
+        let setup = try RelaySetup.make(T.yaml())
+        setup.http.route(
             "/v1/devices/", [.json(200, "{\"ok\":true,\"alertDropped\":true}"), .json(200, "{\"ok\":true}")])
         let dropped = try await deliver(
             setup,
@@ -262,18 +254,17 @@ struct PulseGuideTests {
                 "alert": ["body": "Done"],
             ])
         #expect(kept?.details["alertDropped"] == "false")
-        await setup.stop()
     }
 
     /// 三: `X-Pulse-Auth: v2 <seconds> <requestId> <sig>` with a new lower-case UUID per request
     /// (a resend after 404 too), and the current unix seconds.
     @Test func requestIdIsAFreshLowerCaseUUID() async throws {
-        let setup = try await RelaySetup.make(T.yaml(), random: SystemRandom())
-        try await setup.server.route("/v1/devices/", [.json(404, "{\"error\":\"no activity\"}"), .json(200, "{}")])
+        let setup = try RelaySetup.make(T.yaml(), random: SystemRandom())
+        setup.http.route("/v1/devices/", [.json(404, "{\"error\":\"no activity\"}"), .json(200, "{}")])
         let r = try await deliver(
             setup, ["ref": "r", "event": "update", "contentState": ["title": "T", "status": "done"]])
         #expect(r?.outcome == .delivered)
-        let requests = try await setup.server.requests()
+        let requests = setup.http.requests
         try #require(requests.count == 2)
         var ids: [String] = []
         for request in requests {
@@ -285,6 +276,5 @@ struct PulseGuideTests {
             ids.append(parts[2])
         }
         #expect(ids[0] != ids[1])
-        await setup.stop()
     }
 }

@@ -1,14 +1,12 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
-import HeraldHTTPTesting
 import RouterTesting
 import Testing
 
 @testable import RelayChannel
 
-@Suite("Relay protocol pulse", .stopsFakeHTTPServers)
+@Suite("Relay protocol pulse")
 struct PulseRelayTests {
     static let key = Array(UInt8(100)...UInt8(131))
     static let legacy = "https://legacy.example"
@@ -60,14 +58,14 @@ struct PulseRelayTests {
     }
 
     @Test func sendsToCurrentRelaySignedAndRevisionIncreases() async throws {
-        let setup = try await RelaySetup.make(Self.yaml())
-        try await setup.server.route("/v1/devices/", [.json(200, "{}")])
+        let setup = try RelaySetup.make(Self.yaml())
+        setup.http.route("/v1/devices/", [.json(200, "{}")])
         #expect(await deliver(setup, Self.activity("start"))?.outcome == .delivered)
         setup.clock.advance(by: .seconds(2))
         let r2 = await deliver(setup, Self.activity("update"))
         #expect(r2?.outcome == .delivered)
         #expect(r2?.details["alertDropped"] == "false")
-        let requests = try await setup.server.requests()
+        let requests = setup.http.requests
         try #require(requests.count == 2)
         var revisions: [Int] = []
         for r in requests {
@@ -84,20 +82,18 @@ struct PulseRelayTests {
         #expect(start["event"] == "start")
         #expect(start["alert"]?["body"] == "Build started")
         #expect(!setup.sink.text.contains(Base64.urlEncode(Self.key)))
-        await setup.stop()
     }
 
     @Test func revisionStaysMonotonicWhenTheClockGoesBack() async throws {
         let state = InMemoryChannelState()
-        let setup = try await RelaySetup.make(Self.yaml(), state: state)
-        try await setup.server.route("/v1/devices/", [.json(200, "{}")])
+        let setup = try RelaySetup.make(Self.yaml(), state: state)
+        setup.http.route("/v1/devices/", [.json(200, "{}")])
         _ = await deliver(setup, Self.activity("end"))
         setup.clock.advance(by: .seconds(-60))
         _ = await deliver(setup, Self.activity("end"))
-        let revs = try await setup.server.requests().map { try Self.sentRevision($0.body) }
+        let revs = try setup.http.requests.map { try Self.sentRevision($0.body) }
         try #require(revs.count == 2)
         #expect(revs[1] == revs[0] + 1)
-        await setup.stop()
     }
 
     @Test func validation() throws {
@@ -164,18 +160,17 @@ struct PulseRelayTests {
     }
 
     @Test func invalidActivityFailsBeforeSending() async throws {
-        let setup = try await RelaySetup.make(Self.yaml())
-        try await setup.server.route("/v1/devices/", [.json(200, "{}")])
+        let setup = try RelaySetup.make(Self.yaml())
+        setup.http.route("/v1/devices/", [.json(200, "{}")])
         let r = await deliver(setup, Self.activity("update", ref: "no spaces"))
         #expect(r?.outcome == .failed)
         let none = await deliver(setup, HeraldNotification(title: "plain"))
         #expect(none?.outcome == .failed)
-        #expect(try await setup.server.requests().isEmpty)
-        await setup.stop()
+        #expect(setup.http.requests.isEmpty)
     }
 
     @Test func registrationChecksRelayAllowList() async throws {
-        let setup = try await RelaySetup.make(Self.yaml())
+        let setup = try RelaySetup.make(Self.yaml())
         #expect(try await setup.channel.validateRegistration(Self.device()) == Self.device())
         await #expect(throws: ValidationError.self) {
             try await setup.channel.validateRegistration(Self.device(relay: "https://evil.example"))
@@ -185,14 +180,13 @@ struct PulseRelayTests {
         await #expect(throws: ValidationError.self) { try await setup.channel.validateRegistration(badKey) }
         let ios = RelayTest.ios("i", token: "abcd")
         #expect(try await setup.channel.validateRegistration(ios) == ios)
-        await setup.stop()
         let defaults = try RelayTest.configError("type: relay\nprotocol: pulse")
         #expect(defaults == nil)
     }
 
     @Test func limitsHoldAndAlertIsDropped() async throws {
-        let setup = try await RelaySetup.make(Self.yaml())
-        try await setup.server.route("/v1/devices/", [.json(200, "{}")])
+        let setup = try RelaySetup.make(Self.yaml())
+        setup.http.route("/v1/devices/", [.json(200, "{}")])
         let alert: JSONValue = ["body": "heads up"]
         #expect(await deliver(setup, Self.activity("update", alert: alert))?.details["alertDropped"] == "false")
         // a second update within 1 s → retry after the window
@@ -203,7 +197,7 @@ struct PulseRelayTests {
         let dropped = await deliver(setup, Self.activity("update", alert: alert))
         #expect(dropped?.outcome == .delivered)
         #expect(dropped?.details["alertDropped"] == "true")
-        let last = try await setup.server.requests().last.map { try RelayTest.object($0.body) }
+        let last = try setup.http.requests.last.map { try RelayTest.object($0.body) }
         #expect(last?["alert"] == nil)
         // starts: one per ref per 30 s, four per hour
         #expect(await deliver(setup, Self.activity("start", ref: "s1"))?.outcome == .delivered)
@@ -214,7 +208,6 @@ struct PulseRelayTests {
         let fifth = await deliver(setup, Self.activity("start", ref: "s5"))
         #expect(fifth?.outcome == .retry)
         #expect((fifth?.retryAfter ?? Duration.zero) > Duration.seconds(3000))
-        await setup.stop()
     }
 
     @Test func hourlyBudget() {
@@ -234,35 +227,32 @@ struct PulseRelayTests {
         (503, .retry), (400, .failed),
     ])
     func answers(status: Int, expected: DeliveryOutcome) async throws {
-        let setup = try await RelaySetup.make(Self.yaml())
-        try await setup.server.route(
+        let setup = try RelaySetup.make(Self.yaml())
+        setup.http.route(
             "/v1/devices/", [.json(status, "{\"error\":\"why-\(status)\"}", headers: ["retry-after": "5"])])
         let r = await deliver(setup, Self.activity("update"))
         #expect(r?.outcome == expected)
         if expected == .retry { #expect(r?.retryAfter == .seconds(5)) }
         if status == 400 { #expect(r?.reason?.contains("why-400") == true) }
-        await setup.stop()
     }
 
     @Test func notFoundSendsAStart() async throws {
-        let setup = try await RelaySetup.make(Self.yaml())
-        try await setup.server.route("/v1/devices/", [.json(404, "{\"error\":\"no activity\"}"), .json(200, "{}")])
+        let setup = try RelaySetup.make(Self.yaml())
+        setup.http.route("/v1/devices/", [.json(404, "{\"error\":\"no activity\"}"), .json(200, "{}")])
         let r = await deliver(setup, Self.activity("update"))
         #expect(r?.outcome == .delivered)
-        let bodies = try await setup.server.requests().map { try RelayTest.object($0.body) }
+        let bodies = try setup.http.requests.map { try RelayTest.object($0.body) }
         #expect(bodies.map { $0["event"]?.stringValue } == ["update", "start"])
         #expect(bodies.last?["alert"] != nil)
-        await setup.stop()
     }
 
     @Test func conflictRaisesRevisionOnce() async throws {
-        let setup = try await RelaySetup.make(Self.yaml())
-        try await setup.server.route("/v1/devices/", [.json(409, "{\"error\":\"stale revision\"}")])
+        let setup = try RelaySetup.make(Self.yaml())
+        setup.http.route("/v1/devices/", [.json(409, "{\"error\":\"stale revision\"}")])
         let r = await deliver(setup, Self.activity("end"))
         #expect(r?.outcome == .retry)
-        let revs = try await setup.server.requests().map { try Self.sentRevision($0.body) }
+        let revs = try setup.http.requests.map { try Self.sentRevision($0.body) }
         try #require(revs.count == 2)
         #expect(revs[1] > revs[0])
-        await setup.stop()
     }
 }

@@ -1,31 +1,29 @@
 import ChannelAPI
 import Foundation
 import HeraldCrypto
-import HeraldHTTP
-import HeraldHTTPTesting
 import RouterTesting
 
 @testable import RelayChannel
 
-/// A relay channel wired to a local fake relay.
+/// A relay channel built by its factory on a scripted relay at ``baseURL``.
 struct RelaySetup {
+    /// Where the scripted relay answers: a loopback address, so that `allow-hosts` and the URL policy
+    /// apply to it as to a relay on the local network.
+    static let baseURL = "https://127.0.0.1:8443"
     let channel: RelayChannel
-    let server: FakeHTTPServer
-    let http: HTTPClient
+    let http: ScriptedTransport
     let clock: ManualClock
     let sink: RecordingLogSink
     let state: InMemoryChannelState
 
-    /// Builds the channel from `yaml` (`{URL}` is replaced by the fake server's base URL).
+    /// Builds the channel from `yaml` (`{URL}` is replaced by ``baseURL``).
     static func make(
         _ yaml: String, state: InMemoryChannelState = InMemoryChannelState(), clock: ManualClock = ManualClock(),
         random: any RandomSource = FixedRandom(), allowHosts: [String] = []
-    ) async throws -> RelaySetup {
-        let server = try await FakeHTTPServer.start()
-        let http = try HTTPClient(configuration: .init(caFile: server.caFile))
+    ) throws -> RelaySetup {
+        let http = ScriptedTransport()
         let sink = RecordingLogSink()
-        let config = try APNsTestSupport.config(
-            yaml.replacingOccurrences(of: "{URL}", with: server.baseURL), name: "relay")
+        let config = try APNsTestSupport.config(yaml.replacingOccurrences(of: "{URL}", with: baseURL), name: "relay")
         let withHosts = try ChannelConfig(
             name: "relay", node: config.node, ignoring: ["type"], allowHosts: allowHosts)
         let context = ChannelContext(
@@ -34,12 +32,7 @@ struct RelaySetup {
         let made = try RelayChannel.factory.make(withHosts, context)
         try withHosts.finish()
         guard let channel = made as? RelayChannel else { throw TestFailure("factory did not make a RelayChannel") }
-        return RelaySetup(channel: channel, server: server, http: http, clock: clock, sink: sink, state: state)
-    }
-
-    func stop() async {
-        await http.shutdown()
-        await server.stop()
+        return RelaySetup(channel: channel, http: http, clock: clock, sink: sink, state: state)
     }
 }
 
@@ -61,7 +54,7 @@ enum RelayTest {
     static func configError(_ yaml: String) throws -> String? {
         let config = try APNsTestSupport.config(yaml, name: "relay")
         let context = ChannelContext(
-            name: "relay", http: try HTTPClient(), clock: ManualClock(), random: FixedRandom(),
+            name: "relay", http: ScriptedTransport(), clock: ManualClock(), random: FixedRandom(),
             logger: ChannelLogger(source: "relay", sink: RecordingLogSink()), state: InMemoryChannelState())
         do {
             _ = try RelayChannel.factory.make(config, context)

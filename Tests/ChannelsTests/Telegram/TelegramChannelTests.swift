@@ -1,8 +1,6 @@
 import ChannelAPI
 import Foundation
 import HeraldChannels
-import HeraldHTTP
-import HeraldHTTPTesting
 import HeraldSync
 import RouterTesting
 import Testing
@@ -11,9 +9,10 @@ import Testing
 
 private let token = "123456789:AAHtestBotTokenSecret_abcdefghijklmnop"
 
-/// A fake Bot API on FakeHTTPServer plus the channel under test.
+/// A scripted Bot API (``ScriptedTransport``) plus the channel under test.
 private struct Harness {
-    let server: FakeHTTPServer
+    static let api = "https://api.telegram.test"
+    let http = ScriptedTransport()
     let clock = ManualClock()
     let state = InMemoryChannelState()
     let logs = RecordingLogSink()
@@ -23,33 +22,28 @@ private struct Harness {
         chatIds: [String] = [], threadId: Int? = nil, silentInfo: Bool = false, callbackTTL: Duration = .seconds(3600),
         api: String? = nil
     ) async throws -> Harness {
-        let server = try await FakeHTTPServer.start()
-        return try Harness(
-            server: server, chatIds: chatIds, threadId: threadId, silentInfo: silentInfo, callbackTTL: callbackTTL,
-            api: api)
+        try Harness(chatIds: chatIds, threadId: threadId, silentInfo: silentInfo, callbackTTL: callbackTTL, api: api)
     }
 
     private init(
-        server: FakeHTTPServer, chatIds: [String], threadId: Int?, silentInfo: Bool, callbackTTL: Duration,
-        api: String?
+        chatIds: [String], threadId: Int?, silentInfo: Bool, callbackTTL: Duration, api: String?
     ) throws {
-        self.server = server
         let context = ChannelContext(
-            name: "telegram", http: try HTTPClient(configuration: .init(caFile: server.caFile)), clock: clock,
+            name: "telegram", http: http, clock: clock,
             random: FixedRandom(), logger: ChannelLogger(source: "telegram", sink: logs), state: state)
         let configuration = TelegramConfiguration(
-            botToken: token, api: api ?? server.baseURL, chatIds: chatIds.compactMap { TelegramChatID($0) },
+            botToken: token, api: api ?? Self.api, chatIds: chatIds.compactMap { TelegramChatID($0) },
             threadId: threadId, silentInfo: silentInfo, pollTimeout: .seconds(25), callbackTTL: callbackTTL)
         channel = TelegramChannel(configuration: configuration, context: context)
     }
 
-    func route(_ method: String, _ responses: [FakeHTTPResponse]) async throws {
-        try await server.route("/bot\(token)/\(method)", method: "POST", responses)
+    func route(_ method: String, _ responses: [ScriptedResponse]) async throws {
+        http.route("/bot\(token)/\(method)", method: "POST", responses)
     }
 
     /// Parsed JSON bodies of the requests to `method`, in order.
     func bodies(_ method: String) async throws -> [JSONValue] {
-        try await server.requests().filter { $0.path == "/bot\(token)/\(method)" }.map {
+        try http.requests.filter { $0.path == "/bot\(token)/\(method)" }.map {
             try JSONValue.parse($0.body)
         }
     }
@@ -90,20 +84,20 @@ private final class RecordingSink: ChannelEventSink {
     }
 }
 
-private func ok(_ result: String) -> FakeHTTPResponse { .json(200, #"{"ok":true,"result":\#(result)}"#) }
+private func ok(_ result: String) -> ScriptedResponse { .json(200, #"{"ok":true,"result":\#(result)}"#) }
 
-private func sent(messageId: Int, chat: Int64) -> FakeHTTPResponse {
+private func sent(messageId: Int, chat: Int64) -> ScriptedResponse {
     ok(#"{"message_id":\#(messageId),"chat":{"id":\#(chat),"type":"private"},"date":1767225600,"text":"x"}"#)
 }
 
 /// An empty `getUpdates` answer, given a short delay so a polling loop does not spin.
-private func noUpdates() -> FakeHTTPResponse {
+private func noUpdates() -> ScriptedResponse {
     var r = ok("[]")
     r.delay = .milliseconds(20)
     return r
 }
 
-private func updates(_ items: [String]) -> FakeHTTPResponse { ok("[" + items.joined(separator: ",") + "]") }
+private func updates(_ items: [String]) -> ScriptedResponse { ok("[" + items.joined(separator: ",") + "]") }
 
 private func callbackUpdate(_ updateId: Int, query: String, data: String, chat: Int64, messageId: Int) -> String {
     #"{"update_id":\#(updateId),"callback_query":{"id":"\#(query)","from":{"id":7,"is_bot":false,"first_name":"Alice","username":"alice"},"chat_instance":"ci","data":"\#(data)","message":{"message_id":\#(messageId),"date":1767225600,"chat":{"id":\#(chat),"type":"private"},"text":"x"}}}"#
@@ -130,7 +124,7 @@ private let permission = HeraldNotification(
         NotificationAction(id: "open", title: "Open", url: "https://example.com/s/5f0c"),
     ])
 
-@Suite("Telegram channel against a fake Bot API", .serialized, .stopsFakeHTTPServers)
+@Suite("Telegram channel against a scripted Bot API", .serialized)
 struct TelegramChannelTests {
     @Test func sendsEscapedHTMLWithOptions() async throws {
         let h = try await Harness.make(threadId: 3, silentInfo: true)
@@ -375,14 +369,14 @@ struct TelegramChannelTests {
 
     @Test func errorOutcomes() async throws {
         let h = try await Harness.make()
-        func attempt(_ response: FakeHTTPResponse, chat: Int64) async throws -> DeliveryResult {
+        func attempt(_ response: ScriptedResponse, chat: Int64) async throws -> DeliveryResult {
             try await h.route("sendMessage", [response])
             let results = await h.channel.deliver(
                 DeliveryRequest(
                     notification: permission, targets: [target(device("dev\(chat)", chat: .number(Double(chat))))]))
             return try #require(results.first)
         }
-        func error(_ code: Int, _ description: String, _ extra: String = "") -> FakeHTTPResponse {
+        func error(_ code: Int, _ description: String, _ extra: String = "") -> ScriptedResponse {
             .json(code, #"{"ok":false,"error_code":\#(code),"description":"\#(description)"\#(extra)}"#)
         }
 
@@ -447,6 +441,7 @@ struct TelegramChannelTests {
 
     @Test func transportErrorIsRetryAndTokenStaysOutOfLogsAndReasons() async throws {
         let h = try await Harness.make(api: "https://127.0.0.1:1")
+        try await h.route("", [.error(.connectFailed, "connection refused")])  // nothing listens there
         let results = await h.channel.deliver(
             DeliveryRequest(notification: HeraldNotification(id: "t", title: "t"), targets: [target(device())]))
         #expect(results.first?.outcome == .retry)

@@ -35,8 +35,11 @@ struct TestSubscriber {
     }
 }
 
+/// A Web Push channel built by its factory on a scripted push service at ``origin``.
 struct WebPushHarness {
-    let server: FakeHTTPServer
+    /// The push service's origin in the scripted tests (a public-looking name, as device endpoints are).
+    static let origin = "https://push.example.net"
+    let http: ScriptedTransport
     let channel: WebPushChannel
     let sink: RecordingLogSink
     let state: InMemoryChannelState
@@ -45,21 +48,31 @@ struct WebPushHarness {
     static func start(
         state: InMemoryChannelState = InMemoryChannelState(), padding: String = "bucket",
         allowHosts: [String] = ["127.0.0.1"]
-    ) async throws -> WebPushHarness {
-        let server = try await FakeHTTPServer.start()
+    ) throws -> WebPushHarness {
+        let http = ScriptedTransport()
         let sink = RecordingLogSink()
         let clock = ManualClock()
+        let channel = try makeChannel(
+            http: http, state: state, padding: padding, allowHosts: allowHosts, sink: sink, clock: clock)
+        return WebPushHarness(http: http, channel: channel, sink: sink, state: state, clock: clock)
+    }
+
+    /// The channel from its factory on `http`.
+    static func makeChannel(
+        http: any HTTPTransport, state: InMemoryChannelState = InMemoryChannelState(), padding: String = "bucket",
+        allowHosts: [String], sink: RecordingLogSink = RecordingLogSink(), clock: ManualClock = ManualClock()
+    ) throws -> WebPushChannel {
         let context = ChannelContext(
-            name: "webpush", http: try HTTPClient(configuration: .init(caFile: server.caFile)), clock: clock,
-            random: SystemRandom(), logger: ChannelLogger(source: "webpush", sink: sink, clock: clock), state: state)
+            name: "webpush", http: http, clock: clock, random: SystemRandom(),
+            logger: ChannelLogger(source: "webpush", sink: sink, clock: clock), state: state)
         let config = try webPushConfig(
             #"{type: webpush, vapid: {subject: "mailto:ops@example.com"}, padding: \#(padding)}"#,
             allowHosts: allowHosts)
-        guard let channel = try WebPushChannel.factory.make(config, context) as? WebPushChannel else {
-            throw ValidationError(field: "channel", "factory did not make a WebPushChannel")
-        }
+        let channel = try #require(
+            try WebPushChannel.factory.make(config, context) as? WebPushChannel, "factory did not make a WebPushChannel"
+        )
         try config.finish()
-        return WebPushHarness(server: server, channel: channel, sink: sink, state: state, clock: clock)
+        return channel
     }
 
     func register(_ subscriber: TestSubscriber, _ id: String) async throws -> Device {
@@ -86,9 +99,9 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
     return try runJSONScript("python3", [script.path], input)
 }
 
-@Suite(.serialized, .stopsFakeHTTPServers) struct WebPushChannelTests {
+@Suite struct WebPushChannelTests {
     @Test func registrationValidation() async throws {
-        let h = try await WebPushHarness.start()
+        let h = try WebPushHarness.start()
         let good = try TestSubscriber(endpoint: "https://push.example.net/p/abc")
         let normalised = try await h.channel.validateRegistration(good.device("d"))
         #expect(normalised.string("vapidKeyId") == (try VAPIDKeyRing.loadOrCreate(from: h.state, now: 0)).newest.id)
@@ -128,7 +141,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         unknownKey.fields["vapidKeyId"] = "nope"
         await #expect(throws: ValidationError.self) { _ = try await h.channel.validateRegistration(unknownKey) }
         // The allow-listed loopback host is accepted.
-        let local = try TestSubscriber(endpoint: h.server.baseURL + "/push/x")
+        let local = try TestSubscriber(endpoint: "https://127.0.0.1:8443/push/x")
         _ = try await h.register(local, "l")
         // Contract-level validation allows the vapidKeyId field on web devices.
         _ = try Device(json: normalised.json)
@@ -140,14 +153,8 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
 
     @Test func vapidKeyPersistsAcrossInstances() async throws {
         let state = InMemoryChannelState()
-        let a = try await WebPushHarness.start(state: state)
-        let b = try await WebPushHarness.start(state: state)
-        defer {
-            Task {
-                await a.server.stop()
-                await b.server.stop()
-            }
-        }
+        let a = try WebPushHarness.start(state: state)
+        let b = try WebPushHarness.start(state: state)
         let key = try a.channel.applicationServerKey()
         #expect(try b.channel.applicationServerKey() == key)
         #expect(try Base64.urlDecode(key).count == 65)
@@ -158,9 +165,9 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
     }
 
     @Test func deliversAndPythonDecrypts() async throws {
-        let h = try await WebPushHarness.start()
-        try await h.server.route("/push/", [FakeHTTPResponse(status: 201, headers: ["location": "/m/1"])])
-        let subscriber = try TestSubscriber(endpoint: h.server.baseURL + "/push/abc")
+        let h = try WebPushHarness.start()
+        h.http.route("/push/", [ScriptedResponse(status: 201, headers: ["location": "/m/1"])])
+        let subscriber = try TestSubscriber(endpoint: WebPushHarness.origin + "/push/abc")
         let device = try await h.register(subscriber, "laptop")
         let n = HeraldNotification(
             id: "n-1", type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
@@ -172,9 +179,11 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         #expect(results.first?.outcome == .delivered)
         #expect(results.first?.status == 201)
         #expect(results.first?.providerMessageId == "/m/1")
-        let requests = try await h.server.requests()
+        let requests = h.http.requests
         let r = try #require(requests.first)
         #expect(r.method == "POST" && r.path == "/push/abc")
+        // A device-supplied endpoint: the transport must refuse non-public addresses when connecting.
+        #expect(r.addressPolicy == .publicOnly)
         #expect(r.header("ttl") == "0")
         #expect(r.header("urgency") == "high")
         #expect(r.header("topic") == WebPushHeaders.topic(for: "permission-5f0c"))
@@ -197,12 +206,12 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
             "body": .string(Base64.urlEncode(r.body)),
             "privateKey": .string(Base64.urlEncode(subscriber.key.rawRepresentation)),
             "auth": .string(Base64.urlEncode(subscriber.auth)), "authorization": .string(authorization),
-            "audience": .string(h.server.baseURL),
+            "audience": .string(WebPushHarness.origin),
         ])
         #expect(check["error"] == nil, "\(check)")
         #expect(try JSONValue.parse(check["plaintext"]?.stringValue ?? "") == payload)
         #expect(check["header"] == ["typ": "JWT", "alg": "ES256"])
-        #expect(check["claims"]?["aud"]?.stringValue == h.server.baseURL)
+        #expect(check["claims"]?["aud"]?.stringValue == WebPushHarness.origin)
         #expect(check["claims"]?["sub"]?.stringValue == "mailto:ops@example.com")
         let exp = try #require(check["claims"]?["exp"]?.intValue)
         let now = Int(h.clock.now().secondsSince1970)
@@ -222,9 +231,9 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
 
     @Test("The example service worker shows Herald's decrypted payload, reports each lifecycle event and opens the url")
     func exampleServiceWorker() async throws {
-        let h = try await WebPushHarness.start()
-        try await h.server.route("/push/", [FakeHTTPResponse(status: 201, headers: ["location": "/m/1"])])
-        let subscriber = try TestSubscriber(endpoint: h.server.baseURL + "/push/sw")
+        let h = try WebPushHarness.start()
+        h.http.route("/push/", [ScriptedResponse(status: 201, headers: ["location": "/m/1"])])
+        let subscriber = try TestSubscriber(endpoint: WebPushHarness.origin + "/push/sw")
         let device = try await h.register(subscriber, "laptop")
         let n = HeraldNotification(
             id: "n-7", type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
@@ -236,13 +245,13 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         let results = await h.channel.deliver(
             DeliveryRequest(notification: n, targets: [DeliveryTarget(device: device, deliveryId: "x7")]))
         #expect(results.first?.outcome == .delivered)
-        let r = try #require(try await h.server.requests().first)
+        let r = try #require(h.http.requests.first)
         // The worker gets what the browser would: the body decrypted by an independent implementation.
         let check = try pythonCheck([
             "body": .string(Base64.urlEncode(r.body)),
             "privateKey": .string(Base64.urlEncode(subscriber.key.rawRepresentation)),
             "auth": .string(Base64.urlEncode(subscriber.auth)),
-            "authorization": .string(r.header("authorization") ?? ""), "audience": .string(h.server.baseURL),
+            "authorization": .string(r.header("authorization") ?? ""), "audience": .string(WebPushHarness.origin),
         ])
         let plaintext = try #require(check["plaintext"]?.stringValue, "\(check)")
         let scope = "https://hub.example/app/"
@@ -275,7 +284,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
     }
 
     @Test func statusPolicy() async throws {
-        let h = try await WebPushHarness.start()
+        let h = try WebPushHarness.start()
         let statuses: [(Int, [String: String], String, DeliveryOutcome)] = [
             (201, [:], "", .delivered), (202, [:], "", .delivered),
             (404, [:], #"{"code":404,"errno":102,"error":"Not Found","message":"invalid token"}"#, .dead),
@@ -287,9 +296,8 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         var devices: [Device] = []
         var subscribers: [String: TestSubscriber] = [:]
         for (status, headers, body, _) in statuses {
-            try await h.server.route(
-                "/s\(status)/", [FakeHTTPResponse(status: status, headers: headers, body: Array(body.utf8))])
-            let s = try TestSubscriber(endpoint: h.server.baseURL + "/s\(status)/secret-path-\(status)")
+            h.http.route("/s\(status)/", [ScriptedResponse(status: status, headers: headers, body: Array(body.utf8))])
+            let s = try TestSubscriber(endpoint: WebPushHarness.origin + "/s\(status)/secret-path-\(status)")
             subscribers["d\(status)"] = s
             devices.append(try await h.register(s, "d\(status)"))
         }
@@ -310,7 +318,8 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         let errors = h.sink.all.filter { $0.level == .error }
         #expect(errors.count == 3)
         let text = h.sink.text
-        let requests = try await h.server.requests()
+        let requests = h.http.requests
+        #expect(requests.count == statuses.count)
         for r in requests {
             let auth = r.header("authorization") ?? "missing"
             let token = String(auth.dropFirst("vapid t=".count).prefix { $0 != "," })
@@ -327,8 +336,9 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
     }
 
     @Test func transportErrorRetriesAndTooLargeFails() async throws {
-        let h = try await WebPushHarness.start()
+        let h = try WebPushHarness.start()
         let closed = try TestSubscriber(endpoint: "https://127.0.0.1:1/push/x")
+        h.http.route("https://127.0.0.1:1/", [.error(.connectFailed, "connection refused")])
         let device = try await h.register(closed, "c")
         let r1 = await h.channel.deliver(
             DeliveryRequest(
@@ -340,49 +350,31 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
             DeliveryRequest(notification: big, targets: [DeliveryTarget(device: device, deliveryId: "2")]))
         #expect(r2.first?.outcome == .failed)
         #expect(r2.first?.reason?.contains("exceeds") == true)
-        #expect(try await h.server.requests().isEmpty)
+        #expect(h.http.requests.count == 1, "only the first attempt reached the transport")
     }
 
-    /// Issue 15 item 9: endpoints whose text looks public but that reach the loopback test server are
-    /// refused when the connection is made; nothing reaches the server, the result says why, and the
-    /// delivery is not retried.
-    @Test(arguments: [
-        "127.1", "2130706433", "0x7f000001", "0177.0.0.1", "0x7f.0.0.1", "[0::1]", "[0:0:0:0:0:0:0:1]",
-        "[0:0:0:0:0:ffff:7f00:1]", "[::ffff:7f00:1]", "2852039166", "0xa9fea9fe", "167772161", "012.0.0.1",
-    ])
-    func endpointResolvingToPrivateAddressIsRefusedAtConnect(_ host: String) async throws {
-        let h = try await WebPushHarness.start(allowHosts: [])
-        try await h.server.route("/push/", [FakeHTTPResponse(status: 201)])
-        let s = try TestSubscriber(endpoint: "https://\(host):\(h.server.port)/push/x")
+    /// The channel's part of the address policy: a device-supplied endpoint goes out as
+    /// `AddressPolicy.publicOnly`, one whose host `allow-hosts` names as `.any` (the transport's
+    /// connect-time check is `WebPushAddressPolicyOverHTTPTests`).
+    @Test func endpointRequestsCarryTheAddressPolicy() async throws {
+        let h = try WebPushHarness.start(allowHosts: ["127.1"])
+        h.http.route("/push/", [ScriptedResponse(status: 201)])
+        let listed = try TestSubscriber(endpoint: "https://127.1:8443/push/listed")
+        let other = try TestSubscriber(endpoint: WebPushHarness.origin + "/push/other")
         let r = await h.channel.deliver(
             DeliveryRequest(
                 notification: HeraldNotification(title: "t"),
-                targets: [DeliveryTarget(device: s.device("p"), deliveryId: "1")]))
-        let result = try #require(r.first)
-        #expect(result.outcome == .failed, "\(host): \(result)")
-        let reason = result.reason ?? ""
-        #expect(
-            reason.hasPrefix("blocked-address: refused to connect to ") || reason.contains("loopback or private"),
-            "\(host): \(reason)")
-        #expect(try await h.server.requests().isEmpty, "\(host) reached the server")
-    }
-
-    /// With `allow-hosts` naming the host (as written in the endpoint), it is reached.
-    @Test(arguments: ["127.1", "2130706433", "localhost"]) func allowListedHostIsReached(_ host: String) async throws {
-        let h = try await WebPushHarness.start(allowHosts: [host])
-        try await h.server.route("/push/", [FakeHTTPResponse(status: 201)])
-        let s = try TestSubscriber(endpoint: "https://\(host):\(h.server.port)/push/x")
-        let device = try await h.register(s, "p")
-        let r = await h.channel.deliver(
-            DeliveryRequest(
-                notification: HeraldNotification(title: "t"), targets: [DeliveryTarget(device: device, deliveryId: "1")]
-            ))
-        #expect(r.first?.outcome == .delivered, "\(host): \(String(describing: r.first))")
-        #expect(try await h.server.requests().count == 1)
+                targets: [
+                    DeliveryTarget(device: listed.device("l"), deliveryId: "1"),
+                    DeliveryTarget(device: other.device("o"), deliveryId: "2"),
+                ]))
+        #expect(r.map(\.outcome) == [.delivered, .delivered])
+        let policies = Dictionary(uniqueKeysWithValues: h.http.requests.map { ($0.path, $0.addressPolicy) })
+        #expect(policies == ["/push/listed": .any, "/push/other": .publicOnly])
     }
 
     @Test func endpointPolicyCheckedBeforeSending() async throws {
-        let h = try await WebPushHarness.start()
+        let h = try WebPushHarness.start()
         // A device stored earlier (or under another allow-list) pointing at a private host.
         let s = try TestSubscriber(endpoint: "https://192.168.1.5/push/x")
         let r = await h.channel.deliver(
@@ -391,15 +383,16 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
                 targets: [DeliveryTarget(device: s.device("p"), deliveryId: "1")]))
         #expect(r.first?.outcome == .failed)
         #expect(r.first?.reason?.contains("subscription.endpoint") == true)
+        #expect(h.http.requests.isEmpty)
     }
 
     @Test func rotationKeepsOldSubscriptionsOnTheirKey() async throws {
-        let h = try await WebPushHarness.start()
-        try await h.server.route("/push/", [FakeHTTPResponse(status: 201)])
+        let h = try WebPushHarness.start()
+        h.http.route("/push/", [ScriptedResponse(status: 201)])
         let oldKey = try h.channel.applicationServerKey()
-        let before = try await h.register(try TestSubscriber(endpoint: h.server.baseURL + "/push/old"), "old")
+        let before = try await h.register(try TestSubscriber(endpoint: WebPushHarness.origin + "/push/old"), "old")
         let newKey = try h.channel.rotateApplicationServerKey()
-        let after = try await h.register(try TestSubscriber(endpoint: h.server.baseURL + "/push/new"), "new")
+        let after = try await h.register(try TestSubscriber(endpoint: WebPushHarness.origin + "/push/new"), "new")
         #expect(before.string("vapidKeyId") != after.string("vapidKeyId"))
         let results = await h.channel.deliver(
             DeliveryRequest(
@@ -408,7 +401,7 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
                     DeliveryTarget(device: before, deliveryId: "1"), DeliveryTarget(device: after, deliveryId: "2"),
                 ]))
         #expect(results.allSatisfy { $0.outcome == .delivered })
-        let requests = try await h.server.requests()
+        let requests = h.http.requests
         func k(_ path: String) -> String? {
             requests.first { $0.path == path }?.header("authorization")?.split(separator: "k=").last.map(String.init)
         }
@@ -419,8 +412,8 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
     @Test func corruptKeysFailLoudly() async throws {
         let state = InMemoryChannelState()
         try state.setValue(Array("garbage".utf8), forKey: VAPIDKeyRing.stateKey)
-        let h = try await WebPushHarness.start(state: state)
-        let s = try TestSubscriber(endpoint: h.server.baseURL + "/push/x")
+        let h = try WebPushHarness.start(state: state)
+        let s = try TestSubscriber(endpoint: WebPushHarness.origin + "/push/x")
         let r = await h.channel.deliver(
             DeliveryRequest(
                 notification: HeraldNotification(title: "t"),
@@ -431,10 +424,62 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         await #expect(throws: ValidationError.self) { _ = try await h.channel.validateRegistration(s.device("a")) }
         #expect(try state.value(forKey: VAPIDKeyRing.stateKey) == Array("garbage".utf8))
         #expect(h.sink.all.contains { $0.level == .error && $0.message.contains("VAPID") })
-        #expect(try await h.server.requests().isEmpty)
+        #expect(h.http.requests.isEmpty)
     }
 }
 
 extension TestSubscriber {
     var p256dh: String { Base64.urlEncode(key.publicKey.x963Representation) }
+}
+
+/// Kept end to end over a real loopback HTTP/2 TLS server and HeraldHTTP's client: the address policy
+/// is enforced on the address a host resolves to when the connection is made, which only a real
+/// transport shows (the channel's part, the policy on each request, is
+/// `WebPushChannelTests.endpointRequestsCarryTheAddressPolicy`).
+@Suite(.stopsFakeHTTPServers) struct WebPushAddressPolicyOverHTTPTests {
+    /// Issue 15 item 9: endpoints whose text looks public but that reach the loopback test server are
+    /// refused when the connection is made; nothing reaches the server, the result says why, and the
+    /// delivery is not retried.
+    @Test(arguments: [
+        "127.1", "2130706433", "0x7f000001", "0177.0.0.1", "0x7f.0.0.1", "[0::1]", "[0:0:0:0:0:0:0:1]",
+        "[0:0:0:0:0:ffff:7f00:1]", "[::ffff:7f00:1]", "2852039166", "0xa9fea9fe", "167772161", "012.0.0.1",
+    ])
+    func endpointResolvingToPrivateAddressIsRefusedAtConnect(_ host: String) async throws {
+        try await withFakeHTTPServer { server in
+            let http = try HTTPClient(configuration: .init(caFile: server.caFile))
+            let channel = try WebPushHarness.makeChannel(http: http, allowHosts: [])
+            try await server.route("/push/", [FakeHTTPResponse(status: 201)])
+            let s = try TestSubscriber(endpoint: "https://\(host):\(server.port)/push/x")
+            let r = await channel.deliver(
+                DeliveryRequest(
+                    notification: HeraldNotification(title: "t"),
+                    targets: [DeliveryTarget(device: s.device("p"), deliveryId: "1")]))
+            await http.shutdown()
+            let result = try #require(r.first)
+            #expect(result.outcome == .failed, "\(host): \(result)")
+            let reason = result.reason ?? ""
+            #expect(
+                reason.hasPrefix("blocked-address: refused to connect to ") || reason.contains("loopback or private"),
+                "\(host): \(reason)")
+            #expect(try await server.requests().isEmpty, "\(host) reached the server")
+        }
+    }
+
+    /// With `allow-hosts` naming the host (as written in the endpoint), it is reached.
+    @Test(arguments: ["127.1", "2130706433", "localhost"]) func allowListedHostIsReached(_ host: String) async throws {
+        try await withFakeHTTPServer { server in
+            let http = try HTTPClient(configuration: .init(caFile: server.caFile))
+            let channel = try WebPushHarness.makeChannel(http: http, allowHosts: [host])
+            try await server.route("/push/", [FakeHTTPResponse(status: 201)])
+            let s = try TestSubscriber(endpoint: "https://\(host):\(server.port)/push/x")
+            let device = try await channel.validateRegistration(s.device("p"))
+            let r = await channel.deliver(
+                DeliveryRequest(
+                    notification: HeraldNotification(title: "t"),
+                    targets: [DeliveryTarget(device: device, deliveryId: "1")]))
+            await http.shutdown()
+            #expect(r.first?.outcome == .delivered, "\(host): \(String(describing: r.first))")
+            #expect(try await server.requests().count == 1)
+        }
+    }
 }
