@@ -15,7 +15,9 @@ import Testing
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
 
     @Test func bodiesOverMaxBodyGet413BeforeTheyAreReadWhole() async throws {
-        try await withServer(configure: { $0.maxBody = 1024 }) { (h: ServerHarness) async throws in
+        var settings = ServerHarness.defaults
+        settings.maxBody = 1024
+        try await withServer(settings) { h in
             let big = #"{"title":""# + String(repeating: "x", count: 2000) + #""}"#
             let declared = try await h.request("POST", "/v1/notifications", json: big)
             #expect(declared.status == 413)
@@ -40,10 +42,10 @@ import Testing
     }
 
     @Test func rateLimitAnswers429WithRetryAfter() async throws {
-        try await withServer(configure: { s in
-            s.burst = 3
-            s.ratePerSecond = 0.25
-        }) { (h: ServerHarness) async throws in
+        var settings = ServerHarness.defaults
+        settings.burst = 3
+        settings.ratePerSecond = 0.25
+        try await withServer(settings) { h in
             for _ in 0..<3 {
                 #expect(try await h.request("GET", "/v1/devices", token: ServerHarness.reader).status == 200)
             }
@@ -59,10 +61,10 @@ import Testing
 
     /// A client that sends one byte a second never trips an inactivity timeout; the request deadline cuts it.
     @Test func aClientSendingOneByteASecondIsCut() async throws {
-        try await withServer(configure: { s in
-            s.requestTimeout = .milliseconds(1500)
-            s.idleTimeout = .seconds(30)
-        }) { (h: ServerHarness) async throws in
+        var settings = ServerHarness.defaults
+        settings.requestTimeout = .milliseconds(1500)
+        settings.idleTimeout = .seconds(30)
+        try await withServer(settings) { h in
             let elapsed = try await RawHTTP.offPool { [port = h.port] () -> Double in
                 let c = try RawConnection(port: port, timeout: 8)
                 let started = Date()
@@ -114,7 +116,9 @@ import Testing
     @Test func aThousandMalformedRequestsLeaveTheServerServing() async throws {
         // Some malformed requests leave libmicrohttpd waiting for more even after the client's
         // end of stream; the request deadline ends those, so it is short here.
-        try await withServer(configure: { $0.requestTimeout = .seconds(1) }) { (h: ServerHarness) async throws in
+        var settings = ServerHarness.defaults
+        settings.requestTimeout = .seconds(1)
+        try await withServer(settings) { h in
             let port = h.port
             let statuses = Locked<[Int: Int]>([:])
             let group = DispatchGroup()
@@ -223,10 +227,9 @@ import Testing
                 ])
             #expect(r.code == 0, "\(r.stderr)")
         }
-        try await withServer(configure: {
-            $0.tls = TLSFiles(certificate: "\(dir)/server.pem", key: "\(dir)/server.key")
-        }) {
-            (h: ServerHarness) async throws in
+        var settings = ServerHarness.defaults
+        settings.tls = TLSFiles(certificate: "\(dir)/server.pem", key: "\(dir)/server.key")
+        try await withServer(settings) { h in
             #expect(h.server.isTLS)
             let script = Self.scripts.appendingPathComponent("tls_get.py").path
             let port = String(h.port)
