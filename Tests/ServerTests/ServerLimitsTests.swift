@@ -60,6 +60,34 @@ import Testing
         }
     }
 
+    /// Several requests on one kept-alive connection (as hubs and benchmarks send them) each get their
+    /// answer; the request deadline counts per request, so a connection that sends a request now and then
+    /// is not cut.
+    @Test func keepAliveConnectionsServeRequestAfterRequest() async throws {
+        var settings = ServerHarness.defaults
+        settings.requestTimeout = .seconds(1)
+        try await withServer(settings) { h in
+            let statuses = try await RawHTTP.offPool { [port = h.port] () -> [Int] in
+                let c = try RawConnection(port: port)
+                var statuses: [Int] = []
+                for i in 0..<3 {
+                    let body = #"{"id":"ka-\#(i)","title":"x"}"#
+                    try c.send(
+                        "POST /v1/notifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ServerHarness.admin)\r\n"
+                            + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                    statuses.append(try c.readResponse().status)
+                    try c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    statuses.append(try c.readResponse().status)
+                    // Idle between requests for less than the idle timeout, longer than the request deadline.
+                    Thread.sleep(forTimeInterval: 0.6)
+                }
+                return statuses
+            }
+            #expect(statuses == [200, 200, 200, 200, 200, 200])
+            #expect(try h.router.history(limit: 10).count == 3)
+        }
+    }
+
     /// A client that sends one byte a second never trips an inactivity timeout; the request deadline cuts it.
     @Test func aClientSendingOneByteASecondIsCut() async throws {
         var settings = ServerHarness.defaults
