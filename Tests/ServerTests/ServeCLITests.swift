@@ -76,6 +76,22 @@ import Testing
         #expect(r.stderr.contains("server.tokens is empty"))
     }
 
+    @Test func aPublicListenWithTokensButNoTLSStartsWithAWarning() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        try Self.config(server: "  listen: 0.0.0.0:0\n  tokens:\n" + Self.tokenEntry("t", "hrd_public"))
+            .write(toFile: home + "/herald.yaml", atomically: true, encoding: .utf8)
+        let p = try Subprocess.launch(
+            executable: Self.binary, arguments: ["serve", "-c", home + "/herald.yaml"],
+            environment: ["HERALD_HOME": home],
+            currentDirectory: home)
+        let err = try await p.waitForStderr("serving on http://0.0.0.0:")
+        #expect(err.contains("is not loopback and server.tls is not set; terminate TLS in front of Herald"), "\(err)")
+        #expect(err.contains("serving on http://0.0.0.0:"))
+        p.send(SIGTERM)
+        #expect(try await p.waitForExit()?.code == 0)
+    }
+
     @Test func tokensNewPrintsATokenAndItsHash() throws {
         let r = try Subprocess.run(
             executable: Self.binary,
