@@ -18,10 +18,8 @@ import Testing
         let port = server.port
         async let answer = RawHTTP.request(port: port, "GET", "/slow")
         try await Task.sleep(for: .milliseconds(300))
-        let clock = ContinuousClock()
-        let started = clock.now
         await server.stop(grace: .milliseconds(100))
-        #expect(clock.now - started < .seconds(7))
+        // The stop's 503, not the handler's late 200: the connection was resumed by the stop.
         let response = try await answer
         #expect(response.status == 503)
     }
