@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HeraldHTTPTesting
 import HeraldMHD
 import Testing
 
@@ -53,6 +54,19 @@ import Testing
         #expect(stream.isClosed)
         #expect(!stream.write(Array("three".utf8)))
         await server.stop()
+    }
+
+    @Test func listensOnIPv6Loopback() async throws {
+        let server = try MicroHTTPServer(host: "::1", port: 0) { request in
+            ServerResponse(status: 200, body: .bytes(Array("v6 \(request.path) \(request.query["a"] ?? "-")".utf8)))
+        }
+        let port = server.port
+        let r = try await RawHTTP.offPool {
+            try Subprocess.run(executable: "curl", arguments: ["-sS", "-g", "http://[::1]:\(port)/p%20q?a=b%26c"])
+        }
+        await server.stop()
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.stdout == "v6 /p q b&c")
     }
 
     @Test func aNonNumericListenAddressIsRefused() {
