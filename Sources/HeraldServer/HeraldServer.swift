@@ -1,0 +1,72 @@
+import Foundation
+import HeraldMHD
+import Router
+
+/// `herald serve`'s HTTP side: the ``HeraldAPI`` on a ``MicroHTTPServer`` listening where the
+/// `server:` section says.
+public final class HeraldServer: Sendable {
+    /// The API (also callable without a socket).
+    public let api: HeraldAPI
+    let http: MicroHTTPServer
+    let forwarder: Task<Void, Never>
+    let executor: HandlerExecutor
+
+    /// The port it listens on.
+    public var port: Int { http.port }
+    /// Whether it serves HTTPS.
+    public var isTLS: Bool { http.isTLS }
+
+    /// Starts serving `router` with `server`. Throws ``ServerError`` when it cannot listen or read
+    /// the TLS files.
+    public init(router: Router, server: ServerConfig) throws {
+        // Handlers and stream writers run on threads of their own (at least 4: a handler may wait on
+        // the store), not on the global pool, which the worker and an embedding app share.
+        let executor = HandlerExecutor(threads: max(4, ProcessInfo.processInfo.activeProcessorCount))
+        let api = HeraldAPI(router: router, server: server, executor: executor)
+        var options = ServerOptions()
+        options.executor = executor
+        options.maxBody = server.maxBody
+        options.requestDeadline = server.requestTimeout
+        options.idleTimeoutSeconds = max(1, Int(server.idleTimeout.components.seconds))
+        if let tls = server.tls {
+            do {
+                options.tls = (
+                    try String(contentsOfFile: tls.certificate, encoding: .utf8),
+                    try String(contentsOfFile: tls.key, encoding: .utf8)
+                )
+            } catch {
+                throw ServerError("cannot read server.tls files: \(error.localizedDescription)")
+            }
+        }
+        options.rejection = { reason in
+            switch reason {
+            case .bodyTooLarge(let limit):
+                APIError(413, "payload_too_large", "the body is over max-body (\(limit) bytes)").response
+            case .shuttingDown: APIError.unavailable("shutting down").response
+            }
+        }
+        self.api = api
+        self.executor = executor
+        do {
+            http = try MicroHTTPServer(host: server.host, port: server.port, options: options) { request in
+                await api.handle(request)
+            }
+        } catch {
+            executor.shutdown()
+            throw error
+        }
+        forwarder = api.forwardRouterEvents()
+    }
+
+    /// Swaps tokens and limits (SIGHUP); connections and event streams stay open.
+    public func reload(server: ServerConfig) { api.reload(server: server) }
+
+    /// Stops accepting, lets requests in flight finish (up to `grace`), ends event streams, stops.
+    public func stop(grace: Duration = .seconds(10)) async {
+        // Streams end and new requests get 503 at once; requests in flight go on.
+        api.beginShutdown()
+        await http.stop(grace: grace)
+        forwarder.cancel()
+        executor.shutdown()
+    }
+}
