@@ -14,8 +14,9 @@ import Testing
         let fixture = try await FCMFanOutFixture.make(devices: Self.devices)
         let server = fixture.server
         let cli = fixture.cli
-        // Slow enough answers (500 in flight, 200 ms each) that the poll below sees the fan-out mid-way.
-        try await fixture.answer([FCMFanOutFixture.ok(delay: .milliseconds(200))])
+        // Slow answers (500 in flight, 1 s each: the fan-out takes at least 4 s) so that the poll below
+        // sees it mid-way even on a loaded machine, where one poll of the fake's log can take a second.
+        try await fixture.answer([FCMFanOutFixture.ok(delay: .seconds(1))])
 
         // Start the fan-out and kill it with SIGKILL once part of it has reached the provider.
         let send = try cli.launch([
@@ -29,6 +30,7 @@ import Testing
         }
         let killedMidWay = send.isRunning
         try await send.kill()
+        try await fixture.answer([FCMFanOutFixture.ok()])
         #expect(killedMidWay, "the send finished before it could be killed (\(seen) requests seen)")
 
         let drain = try cli.run(["drain", "--until-empty", "--timeout", "120", "--format", "json"])

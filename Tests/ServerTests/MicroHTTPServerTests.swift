@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HeraldHTTPTesting
 import HeraldMHD
+import HeraldSync
 import Testing
 
 /// The libmicrohttpd wrapper on its own: a handler that ignores cancellation cannot keep a
@@ -9,7 +10,9 @@ import Testing
 /// from Swift while the client reads.
 @Suite struct MicroHTTPServerTests {
     @Test func stopAnswersAHandlerThatIgnoresCancellation() async throws {
+        let started = Locked(false)
         let server = try MicroHTTPServer(host: "127.0.0.1", port: 0) { _ in
+            started.withLock { $0 = true }
             // Not cancellable: returns after 8 s whatever happens.
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 DispatchQueue.global().asyncAfter(deadline: .now() + 8) { c.resume() }
@@ -18,7 +21,9 @@ import Testing
         }
         let port = server.port
         async let answer = RawHTTP.request(port: port, "GET", "/slow")
-        try await Task.sleep(for: .milliseconds(300))
+        // Stop only once the handler runs (a loaded machine can take seconds to get there).
+        for _ in 0..<6_000 where !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(started.withLock { $0 })
         await server.stop(grace: .milliseconds(100))
         // The stop's 503, not the handler's late 200: the connection was resumed by the stop.
         let response = try await answer
