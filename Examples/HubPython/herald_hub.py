@@ -285,7 +285,7 @@ def main(argv):
                 print(json.dumps(event), flush=True)
                 if args.count and n >= args.count:
                     break
-    except HeraldError as error:
+    except (HeraldError, OSError, http.client.HTTPException) as error:  # URLError is an OSError
         print(f"herald: {error}", file=sys.stderr)
         return 1
     return 0
