@@ -90,6 +90,10 @@ export interface HeraldOptions {
   attempts?: number;
 }
 
+// AbortSignal.timeout (Node 17.3+, every current browser), reached through a cast so that TypeScript
+// versions whose DOM library does not declare it yet (before 4.9) compile this file too.
+const timeoutSignal = (ms: number): AbortSignal =>
+  (AbortSignal as unknown as { timeout(ms: number): AbortSignal }).timeout(ms);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const jitter = (ms: number) => ms * (0.5 + Math.random() / 2);
 
@@ -124,7 +128,7 @@ export class Herald {
           method,
           headers: this.headers(true),
           body: JSON.stringify(body),
-          signal: AbortSignal.timeout(this.timeoutMs),
+          signal: timeoutSignal(this.timeoutMs),
         });
       } catch (error) {
         failure = error; // connection refused or reset, DNS, timeout: the request may or may not have arrived
@@ -174,7 +178,7 @@ export class Herald {
       const left = Math.max(0, Math.min(300, Math.ceil((deadline - Date.now()) / 1000)));
       const response = await fetch(`${this.base}/v1/notifications/${encodeURIComponent(id)}/action?timeout=${left}`, {
         headers: this.headers(false),
-        signal: AbortSignal.timeout((left + 15) * 1000),
+        signal: timeoutSignal((left + 15) * 1000),
       });
       if (response.status === 200) return ((await response.json()) as { event: LifecycleEvent }).event;
       if (response.status !== 204) throw await HeraldError.from(response);

@@ -138,4 +138,49 @@ struct HubExampleTests {
         }
         await serve.cleanUp()
     }
+    /// Examples/HubTypeScript compiled with tsc (strict) and run with node: the send, the replayed
+    /// resend, the event stream read from the fetch body, and an empty wait for an answer.
+    @Test func theTypeScriptHubCompilesAndRuns() async throws {
+        let tsc = try #require(Subprocess.find("tsc"), "tsc (Debian node-typescript) is needed: make deps")
+        let (serve, token) = try Self.server()
+        try await serve.start()
+        do {
+            let example = ServeProcess.repositoryRoot + "/Examples/HubTypeScript"
+            let out = serve.home + "/ts"
+            let compiled = try Subprocess.run(
+                executable: tsc,
+                arguments: [
+                    "--strict", "--target", "es2022", "--module", "es2022", "--moduleResolution", "node", "--lib",
+                    "es2022,dom,dom.iterable", "--outDir", out, example + "/herald.ts", example + "/hub.ts",
+                    ServeProcess.repositoryRoot + "/Tests/ServerTests/Scripts/node-globals.d.ts",
+                ])
+            #expect(compiled.code == 0, "\(compiled.stdout) \(compiled.stderr)")
+            try #"{"type":"module"}"#.write(toFile: out + "/package.json", atomically: true, encoding: .utf8)
+            let before = try Self.hub(serve, token, ["send", #"{"id":"earlier","title":"t"}"#])
+            #expect(before.code == 0, "\(before.stderr)")
+
+            let run = try Subprocess.run(
+                executable: "node", arguments: [out + "/hub.js"],
+                environment: ["HERALD_URL": serve.baseURL, "HERALD_TOKEN": token, "WAIT_SECONDS": "1"])
+            #expect(run.code == 0, "\(run.stdout) \(run.stderr)")
+            let lines = run.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.contains("delivery console - delivered"))
+            #expect(lines.contains("resent: replayed=true"))
+            #expect(lines.contains("no answer in time"))
+            // The stream from id 0: the earlier notification's two events, then the new one's.
+            let events = lines.filter { $0.hasPrefix("event ") }
+            #expect(events.count >= 4)
+            #expect(events.first?.hasPrefix("event 1 notification") == true)
+            #expect(events.first?.contains("earlier") == true)
+            #expect(events.dropFirst().first?.hasPrefix("event 2 delivery") == true)
+            #expect(events.contains { $0.hasPrefix("event 3 notification") })
+            let sinkLines = try String(contentsOfFile: serve.home + "/deliveries.jsonl", encoding: .utf8)
+                .split(separator: "\n")
+            #expect(sinkLines.count == 2)  // the resend was not routed again
+        } catch {
+            await serve.cleanUp()
+            throw error
+        }
+        await serve.cleanUp()
+    }
 }
