@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build demo test test-tsan test-asan fuzz fuzz-smoke bench format lint clean
+.PHONY: deps build demo test test-tsan test-asan fuzz fuzz-smoke bench bench-serve format lint clean
 
 SWIFT ?= swift
 
@@ -38,6 +38,10 @@ fuzz-smoke: deps
 
 bench: deps
 	@bash scripts/bench.sh
+
+# herald serve beside its libmicrohttpd floor: accepted sends, registrations, event-stream fan-out.
+bench-serve: deps
+	@bash scripts/bench/serve.sh
 
 format:
 	$(SWIFT) format format -i -r Sources Tests Examples Package.swift

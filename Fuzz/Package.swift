@@ -28,6 +28,7 @@ let package = Package(
         target("fuzz-fcm-response", [herald("HeraldChannels")]),
         target("fuzz-webpush-response", [herald("HeraldChannels")]),
         target("fuzz-telegram-response", [herald("HeraldChannels")]),
+        target("fuzz-telegram-update", [herald("HeraldChannels")]),
         target("fuzz-relay-response", [herald("HeraldChannels"), herald("ChannelSupport")]),
         target("fuzz-live-activity", [herald("HeraldChannels")]),
     ]

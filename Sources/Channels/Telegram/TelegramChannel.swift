@@ -5,7 +5,8 @@ import HeraldSync
 
 /// `type: telegram`: sends notifications as Bot API `sendMessage` (HTML parse mode) to registered
 /// chats (platform `telegram`, field `chatId`) and to static `chat-ids:`, turns actions into inline
-/// keyboard buttons and receives button presses by long polling `getUpdates`.
+/// keyboard buttons and receives button presses by long polling `getUpdates`, or, with
+/// `updates: webhook`, as Telegram's posts to `herald serve` (``receiveWebhook(_:into:)``).
 ///
 /// ```yaml
 /// telegram:
@@ -21,15 +22,22 @@ public struct TelegramChannel: Channel {
     public let configuration: TelegramConfiguration
     let api: TelegramBotAPI
     let clock: any HeraldClock
+    let random: any RandomSource
     let state: any ChannelStateStore
     let logger: ChannelLogger
     let callbacks: TelegramCallbackStore
     let limits = TelegramFloodLimits()
     /// Deliveries of one batch in flight at once.
     let concurrency = 16
+    /// The webhook secret once read or made (``webhookSecretKey``).
+    let webhookSecretCache = Locked<String?>(nil)
 
     /// The state key of the `getUpdates` offset.
     static let offsetKey = "updates:offset"
+    /// The state key of the webhook `secret_token` (webhook mode), shared by restarts and processes.
+    static let webhookSecretKey = "webhook:secret"
+    /// The header Telegram sends the `secret_token` in (lower case, as ``InboundWebhook`` has it).
+    static let secretHeader = "x-telegram-bot-api-secret-token"
 
     /// The factory registered under `telegram` (platform `telegram`).
     public static let factory = ChannelFactory(
@@ -44,6 +52,7 @@ public struct TelegramChannel: Channel {
         self.configuration = configuration
         self.api = TelegramBotAPI(http: context.http, api: configuration.api, token: configuration.botToken)
         self.clock = context.clock
+        self.random = context.random
         self.state = context.state
         self.logger = context.logger.withSecrets([configuration.botToken])
         self.callbacks = TelegramCallbackStore(
@@ -54,8 +63,9 @@ public struct TelegramChannel: Channel {
     /// otherwise rewrites the `:` of an echoed request path still leaks that part).
     public var secrets: [String] {
         let token = configuration.botToken
-        guard let colon = token.firstIndex(of: ":") else { return [token] }
-        return [token, String(token[token.index(after: colon)...])]
+        let webhook = webhookSecretCache.withLock { $0 }.map { [$0] } ?? []
+        guard let colon = token.firstIndex(of: ":") else { return [token] + webhook }
+        return [token, String(token[token.index(after: colon)...])] + webhook
     }
 
     // MARK: - Sending
@@ -212,9 +222,19 @@ public struct TelegramChannel: Channel {
 
     // MARK: - Receiving
 
-    /// Long-polls `getUpdates` for button presses until the task is cancelled. The offset (last
-    /// handled `update_id` + 1) is kept in the state store after each update.
+    /// Receives button presses until the task is cancelled. With `updates: poll` it long-polls
+    /// `getUpdates`; the offset (last handled `update_id` + 1) is kept in the state store after each
+    /// update. With `updates: webhook` it calls `setWebhook` once (retrying with backoff) and returns:
+    /// the presses then arrive through ``receiveWebhook(_:into:)``.
     public func receive(into sink: ChannelEventSink) async {
+        switch configuration.updates {
+        case .poll: await poll(into: sink)
+        case .webhook: await setWebhook()
+        }
+    }
+
+    /// The `getUpdates` loop.
+    func poll(into sink: ChannelEventSink) async {
         var backoff: Duration = .seconds(1)
         let timeoutSeconds = Int(configuration.pollTimeout.components.seconds)
         while !Task.isCancelled {
@@ -242,10 +262,13 @@ public struct TelegramChannel: Channel {
                 let updates = (response.result?.arrayValue ?? []).compactMap { u -> (Int, JSONValue)? in
                     u["update_id"]?.intValue.map { ($0, u) }
                 }
-                for (id, update) in updates.sorted(by: { $0.0 < $1.0 }) {
+                for (id, raw) in updates.sorted(by: { $0.0 < $1.0 }) {
                     if let offset = readOffset(), id < offset { continue }
-                    if let query = update["callback_query"]?.objectValue {
-                        await handleCallback(query, sink: sink)
+                    switch TelegramUpdate.parse(raw) {
+                    case .success(let update):
+                        if let query = update.callbackQuery { await handleCallback(query, sink: sink) }
+                    case .failure(let error):
+                        logger.warning("unreadable update skipped", ["update": String(id), "error": error.description])
                     }
                     writeOffset(id + 1)
                 }
@@ -273,16 +296,15 @@ public struct TelegramChannel: Channel {
         }
     }
 
-    /// Handles one `callback_query`: validates the mapping, records the action, answers, edits.
-    func handleCallback(_ query: [String: JSONValue], sink: ChannelEventSink) async {
-        guard let queryId = query["id"]?.stringValue else { return }
-        let data = query["data"]?.stringValue ?? ""
-        let message = query["message"]?.objectValue
-        let chat = message?["chat"]?["id"]?.intValue.map { Int64($0) }
-        let messageId = message?["message_id"]?.intValue
-        let from = query["from"]?.objectValue
-        let fromId = from?["id"]?.intValue.map(String.init) ?? ""
-        let person = from?["username"]?.stringValue.map { "@" + $0 } ?? (fromId.isEmpty ? "unknown" : fromId)
+    /// Handles one `callback_query` (from polling or the webhook): validates the mapping, records the
+    /// action, answers, edits.
+    func handleCallback(_ query: TelegramCallbackQuery, sink: ChannelEventSink) async {
+        let queryId = query.id
+        let data = query.data
+        let chat = query.chatId
+        let messageId = query.messageId
+        let fromId = query.fromId ?? ""
+        let person = query.person
 
         let record: TelegramCallbackRecord?
         do { record = try callbacks.lookup(data) } catch {

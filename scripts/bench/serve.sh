@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# `herald serve` beside its floor (issue 17): accepted sends, registrations and the event stream.
+# Figures go into BENCHMARKS.md by hand; run it on a quiet machine (make bench-serve).
+#
+#   scripts/bench/serve.sh                 full run
+#   SMOKE=1 scripts/bench/serve.sh         seconds, tiny scale: checks the tooling, not the speed
+#
+# Env: DURATION (wrk seconds, default 20), CONNECTIONS (64), SUBSCRIBERS (1000), BURST (1000),
+# HERALD_BIN (skip the release build and use this binary), PORT (18686), FLOOR_PORT (18687).
+#
+# 1. Accepted sends: POST /v1/notifications?wait=none through $CONNECTIONS keep-alive connections
+#    (wrk + serve_notify.lua: every request a new notification id, so nothing is a replay), each
+#    notification persisted before its 202; then the floor (mhd_floor.c: libmicrohttpd in the same
+#    thread mode answering a fixed 202) with the same requests. Then both again at half of Herald's
+#    rate, for p50/p99 latency at a load the server keeps up with.
+# 2. Registrations: POST /v1/devices (a new device per request) beside the floor.
+# 3. Event stream: $SUBSCRIBERS clients on GET /v1/events must each receive every event of a burst
+#    of $BURST notifications: missed events, time until the last subscriber has everything, and
+#    herald's peak RSS (VmHWM).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+if [ "${SMOKE:-0}" = 1 ]; then
+  : "${DURATION:=2}" "${CONNECTIONS:=8}" "${SUBSCRIBERS:=20}" "${BURST:=20}"
+fi
+DURATION=${DURATION:-20}
+CONNECTIONS=${CONNECTIONS:-64}
+SUBSCRIBERS=${SUBSCRIBERS:-1000}
+BURST=${BURST:-1000}
+PORT=${PORT:-18686}
+FLOOR_PORT=${FLOOR_PORT:-18687}
+THREADS=$(( $(nproc) < CONNECTIONS ? $(nproc) : CONNECTIONS ))
+
+work=$(mktemp -d /tmp/herald-bench-serve.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+# Build: the floor, and a release herald.
+cc -O2 -o "$work/mhd_floor" scripts/bench/mhd_floor.c $(pkg-config --cflags --libs libmicrohttpd)
+if [ -n "${HERALD_BIN:-}" ]; then
+  herald=$HERALD_BIN
+else
+  swift build -c release --product herald >/dev/null
+  herald=$root/.build/release/herald
+fi
+
+# A token (its hash in the config), no rate limit to speak of, a log sink to /dev/null (each
+# notification is planned, stored and delivered once; the 202 comes after the store's commit).
+token="hrd_bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+hash=$(printf %s "$token" | sha256sum | cut -d' ' -f1)
+cat > "$work/herald.yaml" <<YAML
+version: 1
+store: { path: $work/herald.db }
+server:
+  listen: 127.0.0.1:$PORT
+  max-body: 64KiB
+  rate-limit: { per-token: 10000000/s, burst: 1000000 }
+  tokens:
+    - { name: bench, sha256: $hash, namespaces: ["bench"], scopes: [send, devices, events, read] }
+channels:
+  sink: { type: log, path: /dev/null }
+routes:
+  default:
+    - deliver: [sink]
+YAML
+
+"$herald" serve -c "$work/herald.yaml" 2>"$work/herald.log" &
+herald_pid=$!
+pids+=("$herald_pid")
+"$work/mhd_floor" "$FLOOR_PORT" 2>"$work/floor.log" &
+pids+=($!)
+for _ in $(seq 100); do
+  grep -q "serving on" "$work/herald.log" 2>/dev/null && grep -q listening "$work/floor.log" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q "serving on" "$work/herald.log" || { cat "$work/herald.log"; exit 1; }
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(date -u +%FT%TZ)"
+echo "herald: $herald; wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s"
+
+# wrk_run LABEL PORT KIND RATE: one wrk run; prints "LABEL RESULT …" and sets $rps.
+wrk_run() {
+  local label=$1 port=$2 kind=$3 rate=$4 out
+  out=$(HERALD_TOKEN=$token BENCH_RUN="$label-$RANDOM$RANDOM" BENCH_KIND=$kind BENCH_RATE=$rate \
+    BENCH_CONNECTIONS=$CONNECTIONS wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s \
+    -s scripts/bench/serve_notify.lua "http://127.0.0.1:$port" 2>&1)
+  local result
+  result=$(grep '^RESULT' <<<"$out" || { echo "$out" >&2; echo "RESULT rps=0"; })
+  echo "$label $result"
+  rps=$(sed -n 's/.* rps=\([0-9]*\).*/\1/p' <<<"$result")
+}
+
+echo "## 1. accepted sends: POST /v1/notifications?wait=none"
+wrk_run herald-send "$PORT" notification 0; herald_rps=$rps
+wrk_run floor-send "$FLOOR_PORT" notification 0; floor_rps=$rps
+awk -v h="$herald_rps" -v f="$floor_rps" 'BEGIN { if (f > 0) printf "herald/floor: %.0f%%\n", 100 * h / f }'
+half=$(( herald_rps / 2 ))
+if [ "$half" -gt 0 ]; then
+  echo "## 1b. latency at half of herald's rate ($half/s)"
+  wrk_run herald-send-half "$PORT" notification "$half"
+  wrk_run floor-send-half "$FLOOR_PORT" notification "$half"
+fi
+
+echo "## 2. registrations: POST /v1/devices"
+wrk_run herald-devices "$PORT" device 0; herald_rps=$rps
+wrk_run floor-devices "$FLOOR_PORT" device 0; floor_rps=$rps
+awk -v h="$herald_rps" -v f="$floor_rps" 'BEGIN { if (f > 0) printf "herald/floor: %.0f%%\n", 100 * h / f }'
+
+echo "## 3. event stream: $SUBSCRIBERS subscribers x $BURST notifications"
+python3 scripts/bench/sse_fanout.py "http://127.0.0.1:$PORT" "$token" "$SUBSCRIBERS" "$BURST" --pid "$herald_pid"
+echo "herald log:"; grep -v "serving on" "$work/herald.log" | tail -5 || true
