@@ -51,7 +51,11 @@ public struct APIError: Error, Sendable, Equatable {
     }
     static func forbidden(_ message: String) -> APIError { APIError(403, "forbidden", message) }
     static func notFound(_ message: String) -> APIError { APIError(404, "not_found", message) }
-    static func invalid(_ e: ValidationError) -> APIError { APIError(422, "invalid", e.description, field: e.field) }
+    /// 422 for a body that is valid JSON but not a valid `subject` (`device`, `notification`,
+    /// `event`): code `invalid_<subject>`, as http-api.md §6's example `invalid_device`.
+    static func invalid(_ e: ValidationError, subject: String) -> APIError {
+        APIError(422, "invalid_\(subject)", e.description, field: e.field)
+    }
     static func badParameter(_ name: String, _ message: String) -> APIError {
         APIError(400, "invalid_parameter", "\(name): \(message)", field: name)
     }

@@ -125,7 +125,7 @@ public final class HeraldAPI: Sendable {
         } catch let e as APIError {
             response = e.response
         } catch let e as ValidationError {
-            response = APIError.invalid(e).response
+            response = APIError.invalid(e, subject: HeraldAPI.subject(of: route?.pattern)).response
         } catch let e as StoreError {
             response = HeraldAPI.storeError(e).response
         } catch {
@@ -133,6 +133,17 @@ public final class HeraldAPI: Sendable {
         }
         metrics.countRequest(route: route?.pattern ?? "unmatched", code: response.status, seconds: now() - started)
         return response
+    }
+
+    /// What a route's body is, for the code of its 422 (`invalid_device`, `invalid_notification`, …).
+    static func subject(of pattern: String?) -> String {
+        switch pattern {
+        case "/v1/devices": "device"
+        case "/v1/notifications": "notification"
+        case "/v1/notifications/{id}/events": "event"
+        case "/v1/channels/{name}/{kind}": "update"
+        default: "request"
+        }
     }
 
     static func storeError(_ e: StoreError) -> APIError {
@@ -434,34 +445,39 @@ public final class HeraldAPI: Sendable {
         let body = try HeraldAPI.jsonObject(request)
         let known: Set<String> = ["kind", "action", "deviceId", "data"]
         for key in (body.objectValue ?? [:]).keys.sorted() where !known.contains(key) {
-            throw APIError.invalid(ValidationError(field: key, "unknown field (expected kind, action, deviceId, data)"))
+            throw APIError.invalid(
+                ValidationError(field: key, "unknown field (expected kind, action, deviceId, data)"), subject: "event")
         }
         guard let kindText = body["kind"]?.stringValue, let kind = ChannelEvent.Kind(rawValue: kindText) else {
-            throw APIError.invalid(ValidationError(field: "kind", "must be received, tapped, dismissed or action"))
+            throw APIError.invalid(
+                ValidationError(field: "kind", "must be received, tapped, dismissed or action"), subject: "event")
         }
         let action = body["action"]
         if kind == .action {
             guard let a = action?.stringValue, !a.isEmpty else {
-                throw APIError.invalid(ValidationError(field: "action", "kind action needs the action id"))
+                throw APIError.invalid(
+                    ValidationError(field: "action", "kind action needs the action id"), subject: "event")
             }
         } else if action != nil {
-            throw APIError.invalid(ValidationError(field: "action", "only kind action takes an action"))
+            throw APIError.invalid(
+                ValidationError(field: "action", "only kind action takes an action"), subject: "event")
         }
         var deviceId: String?
         if let d = body["deviceId"] {
             guard let s = d.stringValue, !s.isEmpty else {
-                throw APIError.invalid(ValidationError(field: "deviceId", "must be a non-empty string"))
+                throw APIError.invalid(
+                    ValidationError(field: "deviceId", "must be a non-empty string"), subject: "event")
             }
             deviceId = s
         }
         var data: [String: String] = [:]
         if let d = body["data"] {
             guard let o = d.objectValue else {
-                throw APIError.invalid(ValidationError(field: "data", "must be an object of strings"))
+                throw APIError.invalid(ValidationError(field: "data", "must be an object of strings"), subject: "event")
             }
             for (k, v) in o {
                 guard let s = v.stringValue else {
-                    throw APIError.invalid(ValidationError(field: "data.\(k)", "must be a string"))
+                    throw APIError.invalid(ValidationError(field: "data.\(k)", "must be a string"), subject: "event")
                 }
                 data[k] = s
             }
@@ -593,7 +609,7 @@ public final class HeraldAPI: Sendable {
         case nil: throw APIError.notFound("no channel \(name)")
         case .accepted?: return HeraldAPI.json(200, ["ok": true])
         case .unauthorized?: throw APIError(401, "unauthorized", "the webhook's secret does not match")
-        case .invalid(let reason)?: throw APIError(422, "invalid", reason)
+        case .invalid(let reason)?: throw APIError(422, "invalid_update", reason)
         case .notFound?: throw APIError.notFound("channel \(name) takes no \(kind) webhook")
         }
     }

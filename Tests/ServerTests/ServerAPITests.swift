@@ -92,6 +92,7 @@ import Testing
             let bad = try await h.request("POST", "/v1/devices", json: #"{"deviceId":"x","platform":"phone"}"#)
             #expect(bad.status == 422)
             #expect((bad.json?["error"] as? [String: Any])?["field"] as? String == "token")
+            #expect((bad.json?["error"] as? [String: Any])?["code"] as? String == "invalid_device")
             // A device no channel of its namespace serves is stored with a warning.
             let ios = try await h.request(
                 "POST", "/v1/devices",
@@ -203,6 +204,7 @@ import Testing
             let invalid = try await h.request("POST", "/v1/notifications", json: #"{"severity":"loud","title":"x"}"#)
             #expect(invalid.status == 422)
             #expect((invalid.json?["error"] as? [String: Any])?["field"] as? String == "severity")
+            #expect((invalid.json?["error"] as? [String: Any])?["code"] as? String == "invalid_notification")
             // Nothing is stored for a 4xx.
             #expect(try h.router.history(limit: 10).isEmpty)
         }
@@ -218,6 +220,7 @@ import Testing
             let badKind = try await h.request("POST", "/v1/notifications/ev-1/events", json: #"{"kind":"poked"}"#)
             #expect(badKind.status == 422)
             #expect((badKind.json?["error"] as? [String: Any])?["field"] as? String == "kind")
+            #expect((badKind.json?["error"] as? [String: Any])?["code"] as? String == "invalid_event")
             let actionless = try await h.request(
                 "POST", "/v1/notifications/ev-1/events", json: #"{"kind":"tapped","action":"x"}"#)
             #expect(actionless.status == 422)
