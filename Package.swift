@@ -32,6 +32,8 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Sources/C/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", path: "Sources/C/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(
             name: "CHeraldShims", dependencies: ["CCurl", "CSQLite", "COpenSSL"],
             path: "Sources/C/CHeraldShims"),
@@ -47,6 +49,8 @@ let package = Package(
             name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims", "HeraldSync"],
             path: "Sources/Support/HeraldSQLite"),
         .target(name: "HeraldYAML", dependencies: ["CYAML"], path: "Sources/Support/HeraldYAML"),
+        .target(
+            name: "HeraldPostgres", dependencies: ["CLibPQ", "HeraldSync"], path: "Sources/Support/HeraldPostgres"),
         .target(name: "HeraldSodium", dependencies: ["CSodium"], path: "Sources/Support/HeraldSodium"),
         // The one lock type (a POSIX mutex that sanitizers see); no C library of its own.
         .target(name: "HeraldSync", path: "Sources/Support/HeraldSync"),
@@ -56,7 +60,9 @@ let package = Package(
         .target(name: "ChannelSupport", dependencies: ["ChannelAPI", "HeraldCrypto"]),
         .target(
             name: "Router",
-            dependencies: ["ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
+            dependencies: [
+                "ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldPostgres", "HeraldYAML", "HeraldSync",
+            ]),
 
         // Built-in channel modules.
         .target(
