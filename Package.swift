@@ -94,7 +94,10 @@ let package = Package(
 
         // Fakes for channel authors and our own tests.
         .target(
-            name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP", "HeraldSync", "HeraldYAML"]),
+            name: "RouterTesting",
+            dependencies: [
+                "ChannelAPI", "Router", "HeraldHTTP", "HeraldSync", "HeraldYAML", "HeraldPostgres", "HeraldHTTPTesting",
+            ]),
         // The loopback HTTP/2 server (its Python is a resource) and the one subprocess runner for tests.
         .target(
             name: "HeraldHTTPTesting", dependencies: ["HeraldSync"],
@@ -120,6 +123,7 @@ let package = Package(
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldHTTPTesting"]),
         .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
+        .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "RouterTesting"]),
         .testTarget(name: "HeraldSodiumTests", dependencies: ["HeraldSodium"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"]),
         .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport", "HeraldCrypto", "RouterTesting"]),

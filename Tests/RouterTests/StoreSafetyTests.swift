@@ -424,6 +424,10 @@ final class RecordRefusingStore: HeraldStore {
     {
         try base.touchCooldowns(namespace: namespace, tag: tag, keys: keys, now: now)
     }
+    func eventLog(after: Int64, namespaces: [String]?, limit: Int) throws -> [EventLogEntry] {
+        try base.eventLog(after: after, namespaces: namespaces, limit: limit)
+    }
+    func lastEventSequence() throws -> Int64 { try base.lastEventSequence() }
 }
 
 @Suite struct RecordFailureStopsTheRunTests {

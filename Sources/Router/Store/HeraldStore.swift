@@ -78,6 +78,17 @@ public protocol HeraldStore: Sendable {
     /// hit are stamped with `now`, so the next repeat within the window is a hit.
     func touchCooldowns(namespace: String, tag: String, keys: [(key: String, window: Duration)], now: Date) throws
         -> Set<String>
+
+    // MARK: Event log
+    /// Event-log entries with a sequence number above `after`, oldest first, at most `limit`; only
+    /// those of `namespaces` when given (nil: every namespace). Entries are written by the store
+    /// itself, in the same transaction as the change they report: `insertNotification` (kind
+    /// `notification`), `suppress` and `record` (kind `delivery`, one per delivery outcome), and
+    /// `recordEvent` (the lifecycle kind). Sequence numbers increase in commit order, so a reader
+    /// that has seen `n` never later finds an entry below `n` it did not see.
+    func eventLog(after: Int64, namespaces: [String]?, limit: Int) throws -> [EventLogEntry]
+    /// The highest sequence number written so far (0 for an empty log).
+    func lastEventSequence() throws -> Int64
 }
 
 extension HeraldStore {
@@ -108,6 +119,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A write the outbox depends on (claiming, recording results) failed; the run stops there so
     /// nothing is sent whose result cannot be recorded.
     case writeFailed(operation: String, detail: String)
+    /// The store's database server cannot be reached (down, restarting, or refusing the login);
+    /// `store` is its URL without the password. Nothing was changed by the failed call.
+    case unreachable(store: String, detail: String)
 
     /// A readable message.
     public var description: String {
@@ -127,6 +141,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case .writeFailed(let operation, let detail):
             "cannot \(operation) in the store: \(detail). Stopped: nothing more is sent until the store "
                 + "can record results (check it with: sqlite3 FILE 'PRAGMA integrity_check')"
+        case .unreachable(let store, let detail):
+            "the store database \(store) is unreachable: \(detail). Nothing was stored; try again when it is back"
         }
     }
 }

@@ -231,7 +231,8 @@ public final class SQLiteStore: HeraldStore {
                 CREATE TABLE cooldowns(
                   namespace TEXT NOT NULL, step_key TEXT NOT NULL, tag TEXT NOT NULL, at INTEGER NOT NULL,
                   PRIMARY KEY(namespace, step_key, tag));
-                """)
+                """),
+        eventLogMigration,
     ]
 
     // MARK: Encoding helpers
@@ -419,6 +420,13 @@ public final class SQLiteStore: HeraldStore {
                 }
                 try c.run(insert)
             }
+            try SQLiteStore.appendEvents(
+                [
+                    (
+                        n.namespace, "notification", n.id,
+                        EventLogData.notification(id: n.id, namespace: n.namespace, planned: deliveries.count)
+                    )
+                ], at: at, c)
         }
     }
 
@@ -523,6 +531,7 @@ public final class SQLiteStore: HeraldStore {
         guard !deliveryIds.isEmpty else { return }
         try checkWritable("record suppressed deliveries")
         try db.transaction { c in
+            var changed: [(id: String, outcome: String, attempt: Int?, reason: String?)] = []
             for id in deliveryIds {
                 try c.run(
                     """
@@ -530,7 +539,9 @@ public final class SQLiteStore: HeraldStore {
                       lease_until = NULL, updated_at = \(SQLiteStore.ms(now))
                     WHERE id = \(id) AND state = 'pending'
                     """)
+                if c.changes > 0 { changed.append((id, "suppressed", nil, reason)) }
             }
+            try SQLiteStore.appendEvents(SQLiteStore.deliveryEvents(changed, c), at: SQLiteStore.ms(now), c)
         }
     }
 
@@ -578,6 +589,9 @@ public final class SQLiteStore: HeraldStore {
                     try c.run("DELETE FROM devices WHERE \(match)")
                 }
             }
+            try SQLiteStore.appendEvents(
+                SQLiteStore.deliveryEvents(attempts.map { ($0.deliveryId, $0.state.rawValue, $0.attempt, $0.reason) }, c),
+                at: at, c)
             return removed
         }
     }
@@ -663,6 +677,11 @@ public final class SQLiteStore: HeraldStore {
                 """)
             var stored = event
             stored.id = c.lastInsertRowID
+            let namespace = try c.queryOne("SELECT namespace FROM notifications WHERE id = \(event.notificationId)")?
+                .string("namespace")
+            try SQLiteStore.appendEvents(
+                [(namespace ?? "", event.kind.rawValue, event.notificationId, EventLogData.lifecycle(stored))],
+                at: SQLiteStore.ms(event.at), c)
             return stored
         }
     }
