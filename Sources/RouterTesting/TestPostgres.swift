@@ -45,6 +45,16 @@ public final class TestPostgres: Sendable {
         }.get()
     }
 
+    /// A server of its own (not the shared one), for a test that stops and restarts it while
+    /// other tests use the shared server. Call ``shutDown()`` when done.
+    public static func startSeparate() throws -> TestPostgres { try TestPostgres() }
+
+    /// Stops a separate server for good and removes its directory.
+    public func shutDown() async {
+        try? await stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
     private init() throws {
         guard let bin = Self.findBinaries() else {
             throw Failure(

@@ -145,16 +145,30 @@ public final class PostgresStore: HeraldStore {
         return error
     }
 
-    /// Runs `body`, mapping connection failures.
+    /// Runs `body`, mapping connection failures. A deadlock or serialization failure (the whole
+    /// transaction was rolled back) is retried, up to 5 times: every body here is a complete
+    /// transaction that can run again.
     private func call<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch { throw Self.mapped(error, db.redactedURL) }
+        do { return try Self.retrying(body) } catch { throw Self.mapped(error, db.redactedURL) }
+    }
+
+    static func retrying<T>(_ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch let error as PostgresError where error.isRetryable && attempt < 5 {
+                attempt += 1
+                usleep(UInt32.random(in: 1_000...(5_000 * UInt32(attempt))))
+            }
+        }
     }
 
     /// Runs a write the outbox depends on; a database failure becomes ``StoreError/writeFailed(operation:detail:)``
     /// (or ``StoreError/unreachable(store:detail:)``).
     private func writing<T>(_ operation: String, _ body: () throws -> T) throws -> T {
         do {
-            return try body()
+            return try Self.retrying(body)
         } catch let error as PostgresError {
             if error.isConnectionFailure { throw StoreError.unreachable(store: db.redactedURL, detail: error.description) }
             throw StoreError.writeFailed(operation: operation, detail: "\(db.redactedURL): \(error)")
@@ -387,7 +401,7 @@ public final class PostgresStore: HeraldStore {
                       WHERE notification_id = \(notificationId) AND step = \(step) AND channel = \(channel)
                         AND state = 'pending'
                         AND (lease_owner IS NULL OR lease_owner = \(owner) OR lease_until < \(Self.ms(now)))
-                      FOR UPDATE SKIP LOCKED) c
+                      ORDER BY id FOR UPDATE SKIP LOCKED) c
                 WHERE d.id = c.id
                 RETURNING d.*
                 """
@@ -423,8 +437,9 @@ public final class PostgresStore: HeraldStore {
                     """
                     UPDATE deliveries d SET state = 'suppressed', reason = \(reason), lease_owner = NULL,
                       lease_until = NULL, updated_at = \(Self.ms(now))
-                    FROM notifications n
-                    WHERE d.id = ANY(\(textArray: deliveryIds)::text[]) AND d.state = 'pending' AND n.id = d.notification_id
+                    FROM notifications n,
+                      (SELECT id FROM deliveries WHERE id = ANY(\(textArray: deliveryIds)::text[]) ORDER BY id FOR UPDATE) l
+                    WHERE d.id = l.id AND d.state = 'pending' AND n.id = d.notification_id
                     RETURNING d.notification_id, d.channel, d.device_id, d.attempts, n.namespace
                     """)
                 try Self.appendEvents(
@@ -452,6 +467,13 @@ public final class PostgresStore: HeraldStore {
         let at = Self.ms(now)
         return try writing("record delivery results") {
             try db.transaction { c in
+                // Rows are locked in id order by every multi-row write here, so two transactions
+                // touching overlapping rows (a renewal and a record) queue instead of deadlocking.
+                try c.run(
+                    """
+                    SELECT 1 FROM deliveries WHERE id = ANY(\(textArray: batch.map(\.deliveryId))::text[])
+                    ORDER BY id FOR UPDATE
+                    """)
                 let details = batch.map { a -> String? in
                     a.details.isEmpty ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
                 }
@@ -530,8 +552,11 @@ public final class PostgresStore: HeraldStore {
         guard !owners.isEmpty else { return }
         _ = try call {
             try db.run(
-                "UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ANY(\(textArray: owners)::text[])"
-            )
+                """
+                UPDATE deliveries d SET lease_owner = NULL, lease_until = NULL
+                FROM (SELECT id FROM deliveries WHERE lease_owner = ANY(\(textArray: owners)::text[]) ORDER BY id FOR UPDATE) l
+                WHERE d.id = l.id AND d.lease_owner = ANY(\(textArray: owners)::text[])
+                """)
         }
     }
 
@@ -541,8 +566,10 @@ public final class PostgresStore: HeraldStore {
         _ = try call {
             try db.run(
                 """
-                UPDATE deliveries SET lease_until = \(Self.ms(until))
-                WHERE lease_owner = \(owner) AND id = ANY(\(textArray: deliveryIds)::text[])
+                UPDATE deliveries d SET lease_until = \(Self.ms(until))
+                FROM (SELECT id FROM deliveries WHERE lease_owner = \(owner) AND id = ANY(\(textArray: deliveryIds)::text[])
+                      ORDER BY id FOR UPDATE) l
+                WHERE d.id = l.id AND d.lease_owner = \(owner)
                 """)
         }
     }
