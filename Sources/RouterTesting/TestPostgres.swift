@@ -116,9 +116,10 @@ public final class TestPostgres: Sendable {
             "-c", "full_page_writes=off", "-c", "max_connections=200",
         ]
         if let runAs, let pw = getpwnam(runAs) {
-            arguments = [
-                "--reuid=\(pw.pointee.pw_uid)", "--regid=\(pw.pointee.pw_gid)", "--init-groups", "--",
-            ] + arguments
+            arguments =
+                [
+                    "--reuid=\(pw.pointee.pw_uid)", "--regid=\(pw.pointee.pw_gid)", "--init-groups", "--",
+                ] + arguments
         }
         let executable = runAs == nil ? arguments.removeFirst() : "/usr/bin/setpriv"
         let running = try Subprocess.launch(executable: executable, arguments: arguments, currentDirectory: directory)
@@ -191,7 +192,9 @@ public final class TestPostgres: Sendable {
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
         _ = withUnsafeMutablePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }

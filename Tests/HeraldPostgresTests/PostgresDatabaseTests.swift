@@ -103,8 +103,12 @@ import Testing
     }
 
     @Test func redactedURLDropsPasswords() {
-        #expect(PostgresURL.redacted("postgresql://u:p%40ss@h:5432/db?sslmode=require") == "postgresql://u@h:5432/db?sslmode=require")
-        #expect(PostgresURL.redacted("postgresql://h/db?password=pw&sslmode=verify-full") == "postgresql://h/db?sslmode=verify-full")
+        #expect(
+            PostgresURL.redacted("postgresql://u:p%40ss@h:5432/db?sslmode=require")
+                == "postgresql://u@h:5432/db?sslmode=require")
+        #expect(
+            PostgresURL.redacted("postgresql://h/db?password=pw&sslmode=verify-full")
+                == "postgresql://h/db?sslmode=verify-full")
         #expect(PostgresURL.redacted("postgresql://u@h/db") == "postgresql://u@h/db")
     }
 }

@@ -173,7 +173,8 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases) func cooldownDropsRepeatOfSameTag(store: StoreKind) async throws {
-        let h = try await Harness.make(routes: "routes:\n  default:\n    - deliver: [fcm]\n      cooldown: 5s\n", store: store)
+        let h = try await Harness.make(
+            routes: "routes:\n  default:\n    - deliver: [fcm]\n      cooldown: 5s\n", store: store)
         try await h.register("phone", "pixel")
         let first = try await h.router.send(HeraldNotification(type: "ready", title: "a", data: ["sessionId": "s1"]))
         #expect(first.outcome("fcm") == .delivered)

@@ -32,7 +32,9 @@ import Testing
     /// A pid that runs nowhere here (above Linux's largest pid_max).
     static let missingPID = Int32.max
 
-    @Test(arguments: StoreKind.allCases) func otherPIDNamespaceLeaseIsNotTakenOverBeforeExpiry(store: StoreKind) async throws {
+    @Test(arguments: StoreKind.allCases) func otherPIDNamespaceLeaseIsNotTakenOverBeforeExpiry(store: StoreKind)
+        async throws
+    {
         let local = try #require(LeaseOwner.currentHost(), "this test needs /proc")
         let otherHost = "00000000-0000-0000-0000-000000000000.4026531836"
         #expect(otherHost != local)

@@ -108,7 +108,8 @@ import Testing
             let took = ContinuousClock.now - killedAt
             let (count, token) = try await Self.sends(fixture)
             let lost = ids.filter { count[$0] == nil }
-            #expect(lost.isEmpty, "trial \(trial): \(lost.count) deliveries lost (victim: \(victim.terminatedBySignal))")
+            #expect(
+                lost.isEmpty, "trial \(trial): \(lost.count) deliveries lost (victim: \(victim.terminatedBySignal))")
             // A duplicate is only ever a resend of the same delivery id to the same device.
             let foreign = count.keys.filter { !$0.hasPrefix("kill\(trial)-") }
             #expect(foreign.isEmpty)
@@ -134,7 +135,9 @@ import Testing
             devices: 20, retry: "{ attempts: 50, initial: 1s, max: 1s }", store: "{ url: \"\(url)\", lease: 2s }")
         defer { Task { await fixture.server.stop() } }
         // Accepted before the outage: queued as retries (the provider is busy).
-        try await fixture.answer([FakeHTTPResponse(status: 503, headers: ["retry-after": "1"], body: Array("busy".utf8))])
+        try await fixture.answer([
+            FakeHTTPResponse(status: 503, headers: ["retry-after": "1"], body: Array("busy".utf8))
+        ])
         let accepted = try fixture.cli.run(["send", "--json", #"{"id":"before","title":"t"}"#])
         #expect(accepted.code == 0, "\(accepted.stderr)")
         let worker = try fixture.spawn(["run"])

@@ -132,7 +132,8 @@ import Testing
         _ = try store.record(
             [
                 AttemptRecord(deliveryId: "rec-0", attempt: 1, state: .delivered, status: 200, providerMessageId: "p0"),
-                AttemptRecord(deliveryId: "rec-1", attempt: 1, state: .retry, nextAttemptAt: due, status: 503, reason: "busy"),
+                AttemptRecord(
+                    deliveryId: "rec-1", attempt: 1, state: .retry, nextAttemptAt: due, status: 503, reason: "busy"),
                 AttemptRecord(deliveryId: "rec-2", attempt: 1, state: .failed, status: 400, reason: "bad"),
             ], now: Self.t0)
         try store.suppress(deliveryIds: ["rec-3", "rec-0"], reason: "rule", now: Self.t0)
@@ -159,7 +160,8 @@ import Testing
         let e = try store.recordEvent(
             LifecycleEvent(notificationId: "rec", kind: .action, actionId: "ok", deviceId: "d", at: Self.t0))
         #expect(try store.events(notificationId: "rec") == [e])
-        #expect(try store.eventLog(after: log.last?.sequence ?? 0, namespaces: nil, limit: 10).map(\.kind) == ["action"])
+        #expect(
+            try store.eventLog(after: log.last?.sequence ?? 0, namespaces: nil, limit: 10).map(\.kind) == ["action"])
         #expect(try store.purge(before: Self.t0.addingTimeInterval(1)) == 0, "a retry is still due")
         _ = try store.record([AttemptRecord(deliveryId: "rec-1", attempt: 2, state: .delivered)], now: Self.t0)
         #expect(try store.purge(before: Self.t0.addingTimeInterval(1)) == 1)
@@ -225,7 +227,8 @@ import Testing
                 group.addTask {
                     for i in 0..<perWriter {
                         let n = HeraldNotification(id: "w\(w)-\(i)", title: "t")
-                        try store.insertNotification(n, steps: Self.all, deliveries: Self.rows(n, count: 2), now: Self.t0)
+                        try store.insertNotification(
+                            n, steps: Self.all, deliveries: Self.rows(n, count: 2), now: Self.t0)
                     }
                 }
             }
@@ -242,8 +245,10 @@ import Testing
         let store = try kind.open()
         let keys: [(key: String, window: Duration)] = [("a", .seconds(10)), ("b", .seconds(1))]
         #expect(try store.touchCooldowns(namespace: "n", tag: "t", keys: keys, now: Self.t0).isEmpty)
-        #expect(try store.touchCooldowns(namespace: "n", tag: "t", keys: keys, now: Self.t0.addingTimeInterval(5)) == ["a"])
-        #expect(try store.touchCooldowns(namespace: "n", tag: "u", keys: keys, now: Self.t0.addingTimeInterval(5)).isEmpty)
+        #expect(
+            try store.touchCooldowns(namespace: "n", tag: "t", keys: keys, now: Self.t0.addingTimeInterval(5)) == ["a"])
+        #expect(
+            try store.touchCooldowns(namespace: "n", tag: "u", keys: keys, now: Self.t0.addingTimeInterval(5)).isEmpty)
         try store.addBadgeTag(namespace: "n", tag: "x", now: Self.t0)
         try store.addBadgeTag(namespace: "n", tag: "x", now: Self.t0)
         try store.addBadgeTag(namespace: "n", tag: "y", now: Self.t0)

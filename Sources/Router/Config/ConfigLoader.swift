@@ -240,7 +240,8 @@ public enum ConfigLoader {
                         file: file, mark: c.mark, "channel '\(c.name)' is defined but no route delivers to it"))
             }
             return HeraldConfig(
-                file: file, version: version, storePath: storePath, storeURL: storeURL, storeLease: storeLease, caFile: caFile, http: http, retention: retention,
+                file: file, version: version, storePath: storePath, storeURL: storeURL, storeLease: storeLease,
+                caFile: caFile, http: http, retention: retention,
                 logLevel: logLevel, channels: channels, routes: routes, warnings: warnings)
         }
 

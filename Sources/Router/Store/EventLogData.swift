@@ -24,7 +24,9 @@ enum EventLogData {
 
     /// A lifecycle kind, as recorded.
     static func lifecycle(_ event: LifecycleEvent) -> JSONValue {
-        var o: [String: JSONValue] = ["notificationId": .string(event.notificationId), "kind": .string(event.kind.rawValue)]
+        var o: [String: JSONValue] = [
+            "notificationId": .string(event.notificationId), "kind": .string(event.kind.rawValue),
+        ]
         if let a = event.actionId { o["action"] = .string(a) }
         if let d = event.deviceId { o["deviceId"] = .string(d) }
         if !event.actionData.isEmpty { o["data"] = .object(event.actionData.mapValues { .string($0) }) }

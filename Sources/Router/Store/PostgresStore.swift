@@ -170,7 +170,9 @@ public final class PostgresStore: HeraldStore {
         do {
             return try Self.retrying(body)
         } catch let error as PostgresError {
-            if error.isConnectionFailure { throw StoreError.unreachable(store: db.redactedURL, detail: error.description) }
+            if error.isConnectionFailure {
+                throw StoreError.unreachable(store: db.redactedURL, detail: error.description)
+            }
             throw StoreError.writeFailed(operation: operation, detail: "\(db.redactedURL): \(error)")
         }
     }
@@ -405,7 +407,9 @@ public final class PostgresStore: HeraldStore {
                 WHERE d.id = c.id
                 RETURNING d.*
                 """
-            ).map(Self.decodeDelivery).sorted { ($0.deviceId ?? "", $0.platform ?? "") < ($1.deviceId ?? "", $1.platform ?? "") }
+            ).map(Self.decodeDelivery).sorted {
+                ($0.deviceId ?? "", $0.platform ?? "") < ($1.deviceId ?? "", $1.platform ?? "")
+            }
         }
     }
 
@@ -424,7 +428,9 @@ public final class PostgresStore: HeraldStore {
                 WHERE d.id = c.id
                 RETURNING d.*
                 """
-            ).map(Self.decodeDelivery).sorted { ($0.nextAttemptAt ?? .distantPast) < ($1.nextAttemptAt ?? .distantPast) }
+            ).map(Self.decodeDelivery).sorted {
+                ($0.nextAttemptAt ?? .distantPast) < ($1.nextAttemptAt ?? .distantPast)
+            }
         }
     }
 
@@ -523,7 +529,8 @@ public final class PostgresStore: HeraldStore {
                     return (
                         row.string("namespace") ?? "", "delivery", nid,
                         EventLogData.delivery(
-                            notificationId: nid, channel: row.string("channel") ?? "", deviceId: row.string("device_id"),
+                            notificationId: nid, channel: row.string("channel") ?? "",
+                            deviceId: row.string("device_id"),
                             outcome: a.state.rawValue, attempt: a.attempt, reason: a.reason)
                     )
                 }
@@ -626,7 +633,12 @@ public final class PostgresStore: HeraldStore {
                 var stored = event
                 stored.id = row?.int("id") ?? 0
                 try Self.appendEvents(
-                    [(n.string("namespace") ?? "", event.kind.rawValue, event.notificationId, EventLogData.lifecycle(stored))],
+                    [
+                        (
+                            n.string("namespace") ?? "", event.kind.rawValue, event.notificationId,
+                            EventLogData.lifecycle(stored)
+                        )
+                    ],
                     at: Self.ms(event.at), c)
                 return stored
             }
@@ -700,7 +712,9 @@ public final class PostgresStore: HeraldStore {
     /// See ``HeraldStore``.
     public func pendingTagCount(namespace: String) throws -> Int {
         try call {
-            Int(try db.query("SELECT COUNT(*) AS n FROM badge_tags WHERE namespace = \(namespace)").first?.int("n") ?? 0)
+            Int(
+                try db.query("SELECT COUNT(*) AS n FROM badge_tags WHERE namespace = \(namespace)").first?.int("n") ?? 0
+            )
         }
     }
 
@@ -833,7 +847,8 @@ struct PostgresChannelState: ChannelStateStore {
                 ON CONFLICT DO NOTHING
                 """)
             let current = try c.queryOne(
-                "SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key) FOR UPDATE")?.bytes("value")
+                "SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key) FOR UPDATE")?.bytes(
+                    "value")
             let (newValue, result) = try body(current)
             if let newValue {
                 try c.run(

@@ -34,7 +34,9 @@ extension SQLiteStore {
     }
 
     /// Event-log entries for deliveries changed in the caller's transaction.
-    static func deliveryEvents(_ ids: [(id: String, outcome: String, attempt: Int?, reason: String?)], _ c: SQLiteConnection)
+    static func deliveryEvents(
+        _ ids: [(id: String, outcome: String, attempt: Int?, reason: String?)], _ c: SQLiteConnection
+    )
         throws -> [(namespace: String, kind: String, notificationId: String, data: JSONValue)]
     {
         try ids.compactMap { item in
@@ -64,7 +66,8 @@ extension SQLiteStore {
                 let nid = row.string("notification_id"), let text = row.string("data"),
                 let data = try? JSONValue.parse(text), let at = SQLiteStore.date(row["created_at"])
             else { throw StoreError.corrupt("event log row") }
-            return EventLogEntry(sequence: seq, namespace: ns, kind: kind, notificationId: nid, data: data, createdAt: at)
+            return EventLogEntry(
+                sequence: seq, namespace: ns, kind: kind, notificationId: nid, data: data, createdAt: at)
         }
     }
 

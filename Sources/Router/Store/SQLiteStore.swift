@@ -590,7 +590,8 @@ public final class SQLiteStore: HeraldStore {
                 }
             }
             try SQLiteStore.appendEvents(
-                SQLiteStore.deliveryEvents(attempts.map { ($0.deliveryId, $0.state.rawValue, $0.attempt, $0.reason) }, c),
+                SQLiteStore.deliveryEvents(
+                    attempts.map { ($0.deliveryId, $0.state.rawValue, $0.attempt, $0.reason) }, c),
                 at: at, c)
             return removed
         }

@@ -278,7 +278,9 @@ public struct EventLogEntry: Sendable, Equatable {
     public var createdAt: Date
 
     /// Creates an entry.
-    public init(sequence: Int64, namespace: String, kind: String, notificationId: String, data: JSONValue, createdAt: Date) {
+    public init(
+        sequence: Int64, namespace: String, kind: String, notificationId: String, data: JSONValue, createdAt: Date
+    ) {
         self.sequence = sequence
         self.namespace = namespace
         self.kind = kind

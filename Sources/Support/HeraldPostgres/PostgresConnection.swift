@@ -29,7 +29,8 @@ public final class PostgresConnection {
             let message = Self.errorText(conn)
             PQfinish(conn)
             throw PostgresError(
-                sqlState: nil, call: "connect", message: PostgresURL.scrub(message, url: url), isConnectionFailure: true)
+                sqlState: nil, call: "connect", message: PostgresURL.scrub(message, url: url), isConnectionFailure: true
+            )
         }
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         handle = conn
@@ -199,8 +200,10 @@ public final class PostgresConnection {
         }
         if let sql { message += " — in SQL: \(String(sql.prefix(200)))" }
         let broken = PQstatus(conn) != CONNECTION_OK
-        let connectionClass = state.map { $0.hasPrefix("08") || $0 == "57P01" || $0 == "57P02" || $0 == "57P03" } ?? false
-        return PostgresError(sqlState: state, call: call, message: message, isConnectionFailure: broken || connectionClass)
+        let connectionClass =
+            state.map { $0.hasPrefix("08") || $0 == "57P01" || $0 == "57P02" || $0 == "57P03" } ?? false
+        return PostgresError(
+            sqlState: state, call: call, message: message, isConnectionFailure: broken || connectionClass)
     }
 
     static func errorText(_ conn: OpaquePointer) -> String {
@@ -225,25 +228,32 @@ public final class PostgresConnection {
         case 16:  // bool
             return .bool(length > 0 && buffer[0] == UInt8(ascii: "t"))
         case 17:  // bytea
-            return PostgresValue.unhex(buffer).map(PostgresValue.bytes) ?? .text(String(decoding: buffer, as: UTF8.self))
+            return PostgresValue.unhex(buffer).map(PostgresValue.bytes)
+                ?? .text(String(decoding: buffer, as: UTF8.self))
         default:
             return .text(String(decoding: buffer, as: UTF8.self))
         }
     }
 
-    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    /// A NULL-terminated array of C strings (libpq's keyword/value arrays), valid inside `body`.
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R
+    {
         let copies = strings.map { strdup($0) }
-        defer { copies.forEach { free($0) } }
+        defer {
+            for copy in copies { free(copy) }
+        }
         var pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
         pointers.append(nil)
-        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
     }
 
     private static func withOptionalCStrings<R>(
         _ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R
     ) -> R {
         let copies = strings.map { $0.map { strdup($0) } ?? nil }
-        defer { copies.forEach { free($0) } }
+        defer {
+            for copy in copies { free(copy) }
+        }
         let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
         return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
     }

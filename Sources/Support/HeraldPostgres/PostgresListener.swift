@@ -30,7 +30,9 @@ public final class PostgresListener: Sendable {
         do {
             var payloads = try connection.drainNotifications().filter { $0.channel == channel }.map(\.payload)
             if !payloads.isEmpty { return payloads }
-            let ms = Int32(clamping: max(0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+            let ms = Int32(
+                clamping: max(
+                    0, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
             var pfd = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
             let rc = poll(&pfd, 1, ms)
             if rc > 0 {

@@ -74,7 +74,9 @@ extension String {
         var bytes: [UInt8] = []
         var it = Array(utf8)[...]
         while let c = it.popFirst() {
-            if c == UInt8(ascii: "%"), it.count >= 2, let v = UInt8(String(decoding: it.prefix(2), as: UTF8.self), radix: 16) {
+            if c == UInt8(ascii: "%"), it.count >= 2,
+                let v = UInt8(String(decoding: it.prefix(2), as: UTF8.self), radix: 16)
+            {
                 bytes.append(v)
                 it = it.dropFirst(2)
             } else {
