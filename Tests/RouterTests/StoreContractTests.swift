@@ -270,3 +270,41 @@ final class ManagedFlag: @unchecked Sendable {
     var isSet: Bool { lock.withLock { value } }
     func set() { lock.withLock { value = true } }
 }
+
+/// PostgreSQL only: an event-log writer that has taken its sequence numbers holds the event-log
+/// lock until it commits, so another writer cannot commit a higher number first (a reader that had
+/// seen the higher number would never see the lower one). Deterministic: the first transaction is
+/// held open by hand while the second writer runs.
+@Suite struct PostgresEventLogOrderTests {
+    @Test func aLaterWriterWaitsForTheEarlierCommit() async throws {
+        let url = try TestPostgres.start().createDatabase()
+        let first = try PostgresStore(url: url)
+        let second = try PostgresStore(url: url)
+        defer {
+            first.close()
+            second.close()
+        }
+        let t0 = StoreContractTests.t0
+        let n1 = HeraldNotification(id: "n1", title: "t")
+        try first.insertNotification(n1, steps: StoreContractTests.all, deliveries: [], now: t0)
+        let secondDone = ManagedFlag()
+        let finished = DispatchSemaphore(value: 0)
+        var doneWhileOpen = false
+        try first.db.transaction { c in
+            try PostgresStore.appendEvents([("default", "action", "n1", .object([:]))], at: 1, c)
+            Thread.detachNewThread {
+                let n2 = HeraldNotification(id: "n2", title: "t")
+                _ = try? second.insertNotification(n2, steps: StoreContractTests.all, deliveries: [], now: t0)
+                secondDone.set()
+                finished.signal()
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+            doneWhileOpen = secondDone.isSet
+        }
+        #expect(!doneWhileOpen, "the second writer committed while the first held a lower number")
+        #expect(finished.wait(timeout: .now() + 20) == .success)
+        let log = try first.eventLog(after: 0, namespaces: nil, limit: 10)
+        #expect(log.map(\.notificationId) == ["n1", "n1", "n2"])
+        #expect(log.map(\.kind) == ["notification", "action", "notification"])
+    }
+}
