@@ -166,6 +166,8 @@ import Testing
         #expect(delivered == [.delivered: 20 + later], "worker log: \(worker.stderr.suffix(800))")
         let (count, _) = try await Self.sends(fixture)
         #expect(count.keys.filter { $0.hasPrefix("after-") }.count == later)
+        _ = try await worker.kill()
+        await server.shutDown()
     }
 
     static func enqueueSmall(_ url: String, id: String) throws -> Int {
