@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build demo test test-tsan test-asan fuzz fuzz-smoke bench bench-serve format lint clean
+.PHONY: deps build demo test test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg format lint clean
 
 SWIFT ?= swift
 
@@ -42,6 +42,11 @@ bench: deps
 # herald serve beside its libmicrohttpd floor: accepted sends, registrations, event-stream fan-out.
 bench-serve: deps
 	@bash scripts/bench/serve.sh
+
+# Issue 18: drain throughput on PostgreSQL (1, 2, 4 workers) beside SQLite, the pgbench floor, persist.
+bench-pg: deps
+	$(SWIFT) build -c release
+	@bash scripts/bench/pg.sh
 
 format:
 	$(SWIFT) format format -i -r Sources Tests Examples Package.swift

@@ -35,6 +35,8 @@ let package = Package(
         .systemLibrary(
             name: "CMicroHTTPD", path: "Sources/C/CMicroHTTPD", pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", path: "Sources/C/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(
             name: "CHeraldShims", dependencies: ["CCurl", "CSQLite", "COpenSSL"],
             path: "Sources/C/CHeraldShims"),
@@ -50,6 +52,8 @@ let package = Package(
             name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims", "HeraldSync"],
             path: "Sources/Support/HeraldSQLite"),
         .target(name: "HeraldYAML", dependencies: ["CYAML"], path: "Sources/Support/HeraldYAML"),
+        .target(
+            name: "HeraldPostgres", dependencies: ["CLibPQ", "HeraldSync"], path: "Sources/Support/HeraldPostgres"),
         .target(name: "HeraldSodium", dependencies: ["CSodium"], path: "Sources/Support/HeraldSodium"),
         // The HTTP server of `herald serve` (GNU libmicrohttpd).
         .target(name: "HeraldMHD", dependencies: ["CMicroHTTPD", "HeraldSync"], path: "Sources/Support/HeraldMHD"),
@@ -61,7 +65,9 @@ let package = Package(
         .target(name: "ChannelSupport", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldHTTP"]),
         .target(
             name: "Router",
-            dependencies: ["ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
+            dependencies: [
+                "ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldPostgres", "HeraldYAML", "HeraldSync",
+            ]),
 
         // The HTTP API of `herald serve`: request values in, response values out, the router behind.
         .target(
@@ -97,7 +103,10 @@ let package = Package(
 
         // Fakes for channel authors and our own tests.
         .target(
-            name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP", "HeraldSync", "HeraldYAML"]),
+            name: "RouterTesting",
+            dependencies: [
+                "ChannelAPI", "Router", "HeraldHTTP", "HeraldSync", "HeraldYAML", "HeraldPostgres", "HeraldHTTPTesting",
+            ]),
         // The loopback HTTP/2 server (its Python is a resource) and the one subprocess runner for tests.
         .target(
             name: "HeraldHTTPTesting", dependencies: ["HeraldSync"],
@@ -123,6 +132,7 @@ let package = Package(
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldHTTPTesting"]),
         .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
+        .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "RouterTesting"]),
         .testTarget(name: "HeraldSodiumTests", dependencies: ["HeraldSodium"]),
         .testTarget(name: "ChannelAPITests", dependencies: ["ChannelAPI", "HeraldCrypto", "HeraldSync"]),
         .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport", "HeraldCrypto", "RouterTesting"]),

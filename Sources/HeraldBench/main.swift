@@ -9,7 +9,8 @@ let usage = """
       http URL CAFILE N INFLIGHT CONNECTIONS LOOPS [global]  1 KB POSTs to an HTTP/2 sink
       router-fanout DEVICES                            plan + persist one notification for N devices
       router-drain DEVICES                             persist N retries, then drain them
-      router-store DELIVERIES ROUNDS                   the store alone: insert, claim, record (thread CPU)
+      router-store DELIVERIES ROUNDS [POSTGRES_URL]    the store alone: insert, claim, record (thread CPU and wall);
+                                                       on PostgreSQL with a URL, else a fresh SQLite file per round
       apns BASEURL CAFILE DEVICES BATCH BATCHES_IN_FLIGHT CONNECTIONS LOOPS
       fcm ENDPOINT CAFILE SERVICE_ACCOUNT DEVICES BATCH
       webpush encrypt SECONDS SIZE PADDING | webpush send BASEURL CAFILE N LOOPS
@@ -57,7 +58,8 @@ do {
     case "router-drain":
         print(try await RouterBench.drain(devices: int(1) ?? 10_000))
     case "router-store":
-        print(try StoreBench.run(deliveries: int(1) ?? 10_000, rounds: int(2) ?? 10))
+        print(
+            try StoreBench.run(deliveries: int(1) ?? 10_000, rounds: int(2) ?? 10, url: args.count > 3 ? args[3] : nil))
     default:
         print(usage)
         exit(2)

@@ -287,15 +287,29 @@ private final class ControlChannel: Sendable {
                 state.waiters.removeAll()
                 return
             }
+            // Only the new bytes can hold a newline not seen yet: a large reply (the requests of a
+            // 20,000-delivery run) arrives in many chunks, and rescanning it all made this quadratic.
+            var searchFrom = state.buffer.count
             state.buffer.append(chunk)
-            while let newline = state.buffer.firstIndex(of: 0x0A) {
+            while let newline = Self.newline(in: state.buffer, from: searchFrom) {
                 let line = Data(state.buffer[state.buffer.startIndex..<newline])
                 state.buffer = Data(state.buffer[state.buffer.index(after: newline)...])
+                searchFrom = 0
                 if !state.waiters.isEmpty { ready.append((state.waiters.removeFirst(), line)) }
             }
         }
         for (waiter, line) in ready { waiter.resume(returning: line) }
         for waiter in orphans { waiter.resume(throwing: FakeHTTPServerError("the server process exited")) }
+    }
+
+    /// The index of the first newline at or after `offset` bytes into `data` (`memchr`).
+    static func newline(in data: Data, from offset: Int) -> Data.Index? {
+        guard offset < data.count else { return nil }
+        return data.withUnsafeBytes { raw -> Data.Index? in
+            guard let base = raw.baseAddress else { return nil }
+            guard let hit = memchr(base + offset, 0x0A, raw.count - offset) else { return nil }
+            return data.startIndex + (UnsafeRawPointer(hit) - base)
+        }
     }
 
     /// Kills the child (SIGTERM) and fails pending commands.

@@ -149,7 +149,8 @@ public final class HeraldAPI: Sendable {
     static func storeError(_ e: StoreError) -> APIError {
         switch e {
         case .unknownNotification(let id): .notFound("no notification \(id)")
-        case .readOnly, .writeFailed, .cannotOpen: .unavailable("the store cannot be written: \(e.description)")
+        case .readOnly, .writeFailed, .cannotOpen, .unreachable:
+            .unavailable("the store cannot be written: \(e.description)")
         default: APIError(500, "store", e.description)
         }
     }

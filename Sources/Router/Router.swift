@@ -53,7 +53,7 @@ public final class Router: Sendable {
             store = s
             ownsStore = false
         } else {
-            store = try SQLiteStore(path: config.storePath, clock: options.clock)
+            store = try Router.openStore(config, clock: options.clock)
             ownsStore = true
         }
         logSink = options.logSink ?? StandardErrorLogSink(minimumLevel: config.logLevel)
@@ -71,7 +71,7 @@ public final class Router: Sendable {
     var executor: Executor {
         var executor = Executor(
             store: store, clock: options.clock, random: options.random, events: hub, logger: logger, owner: owner)
-        executor.leaseDuration = options.leaseDuration
+        executor.leaseDuration = currentGraph.config.storeLease ?? options.leaseDuration
         executor.passBudget = options.passBudget
         return executor
     }
@@ -384,7 +384,7 @@ public final class Router: Sendable {
                             let ms = Int64(clamping: next.timeIntervalSince(now) * 1000)
                             wait = .milliseconds(max(10, min(ms, 1000)))
                         }
-                        try await self.options.clock.sleep(for: wait)
+                        try await self.idle(for: wait)
                     } catch is CancellationError {
                         return
                     } catch {
@@ -478,6 +478,25 @@ public final class Router: Sendable {
         await http.shutdown()
         hub.finish()
         if ownsStore, let s = store as? SQLiteStore { s.close() }
+        if ownsStore, let s = store as? PostgresStore { s.close() }
+    }
+
+    /// The store a config names: PostgreSQL when it has a `store.url` (or `HERALD_STORE_URL`),
+    /// else the SQLite file at `store.path`.
+    static func openStore(_ config: HeraldConfig, clock: any HeraldClock) throws -> any HeraldStore {
+        if let url = config.storeURL { return try PostgresStore(url: url, clock: clock) }
+        return try SQLiteStore(path: config.storePath, clock: clock)
+    }
+
+    /// Waits up to `wait` for new work: a `NOTIFY` from another process on a PostgreSQL store,
+    /// otherwise (and as the fallback) a plain sleep on the injected clock.
+    func idle(for wait: Duration) async throws {
+        if let pg = store as? PostgresStore, options.clock is SystemClock {
+            _ = await pg.waitForWork(timeout: wait)
+            try Task.checkCancellation()
+        } else {
+            try await options.clock.sleep(for: wait)
+        }
     }
 }
 
@@ -516,8 +535,11 @@ extension Router {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> DeliveryPlan {
         let config = try validate(configPath: configPath, registry: registry, environment: environment, offline: true)
-        let store = try SQLiteStore(path: config.storePath)
-        defer { store.close() }
+        let store = try openStore(config, clock: SystemClock())
+        defer {
+            (store as? SQLiteStore)?.close()
+            (store as? PostgresStore)?.close()
+        }
         let devices = try store.devices(namespace: notification.namespace)
         return Planner.plan(notification, config: config, facts: PlanningFacts(devices: devices))
     }

@@ -5,7 +5,8 @@ import Router
 import RouterTesting
 import Testing
 
-/// Outbox, retries, dead tokens, lifecycle, badge, cooldown, reload.
+/// Outbox, retries, dead tokens, lifecycle, badge, cooldown, reload. The tests that exercise the
+/// store run against SQLite and PostgreSQL (`StoreKind`).
 @Suite struct DurableDeliveryTests {
     static let routes = "routes:\n  default:\n    - deliver: [fcm]\n"
 
@@ -44,10 +45,10 @@ import Testing
         #expect(RetryAfter.parse("soon", now: now) == nil)
     }
 
-    @Test func transientFailureIsQueuedThenDrained() async throws {
+    @Test(arguments: StoreKind.allCases) func transientFailureIsQueuedThenDrained(store: StoreKind) async throws {
         let channels = Harness.channelsYAML.replacingOccurrences(
             of: "fcm: { type: rec-fcm }", with: "fcm: { type: rec-fcm, retry: { attempts: 3, initial: 10s, max: 1m } }")
-        let h = try await Harness.make(routes: Self.routes, channels: channels)
+        let h = try await Harness.make(routes: Self.routes, channels: channels, store: store)
         try await h.register("phone", "pixel")
         h.fcm.answer { t, _ in .retry(t, status: 503, reason: "UNAVAILABLE", retryAfter: .seconds(30)) }
         let report = try await h.router.send(HeraldNotification(title: "t"))
@@ -69,10 +70,10 @@ import Testing
         #expect(h.fcm.targets.map(\.attempt) == [1, 2])
     }
 
-    @Test func givesUpAtAttemptLimitWithLastReason() async throws {
+    @Test(arguments: StoreKind.allCases) func givesUpAtAttemptLimitWithLastReason(store: StoreKind) async throws {
         let channels = Harness.channelsYAML.replacingOccurrences(
             of: "fcm: { type: rec-fcm }", with: "fcm: { type: rec-fcm, retry: { attempts: 2, initial: 1s, max: 1s } }")
-        let h = try await Harness.make(routes: Self.routes, channels: channels)
+        let h = try await Harness.make(routes: Self.routes, channels: channels, store: store)
         try await h.register("phone", "pixel")
         h.fcm.answer { t, _ in .retry(t, status: 500, reason: "INTERNAL") }
         let report = try await h.router.send(HeraldNotification(title: "t"))
@@ -83,8 +84,8 @@ import Testing
         #expect(d.reason == "gave up after 2 attempts: INTERNAL")
     }
 
-    @Test func deadRemovesDeviceTransientKeepsIt() async throws {
-        let h = try await Harness.make(routes: Self.routes)
+    @Test(arguments: StoreKind.allCases) func deadRemovesDeviceTransientKeepsIt(store: StoreKind) async throws {
+        let h = try await Harness.make(routes: Self.routes, store: store)
         try await h.register("phone", "alive")
         try await h.register("phone", "gone")
         h.fcm.answer { t, _ in
@@ -106,8 +107,8 @@ import Testing
         #expect(removed == ["fcm:gone:UNREGISTERED"])
     }
 
-    @Test func deadDoesNotRemoveReRegisteredToken() async throws {
-        let h = try await Harness.make(routes: Self.routes)
+    @Test(arguments: StoreKind.allCases) func deadDoesNotRemoveReRegisteredToken(store: StoreKind) async throws {
+        let h = try await Harness.make(routes: Self.routes, store: store)
         try await h.register("phone", "p", token: "old")
         let router = h.router
         h.fcm.answer { t, _ in
@@ -120,8 +121,8 @@ import Testing
         #expect(try h.router.devices().map(\.token) == ["new"])
     }
 
-    @Test func waitForActionAnsweredTimedOutAndEarly() async throws {
-        let h = try await Harness.make(routes: Self.routes)
+    @Test(arguments: StoreKind.allCases) func waitForActionAnsweredTimedOutAndEarly(store: StoreKind) async throws {
+        let h = try await Harness.make(routes: Self.routes, store: store)
         let n = try await h.router.send(HeraldNotification(type: "permission-request", title: "Allow?"))
         // Timed out.
         #expect(try await h.router.waitForAction(notificationID: n.id, timeout: .milliseconds(50)) == nil)
@@ -150,10 +151,10 @@ import Testing
         }
     }
 
-    @Test func badgeCountsDistinctTagsAndSurvivesRestart() async throws {
+    @Test(arguments: StoreKind.allCases) func badgeCountsDistinctTagsAndSurvivesRestart(store: StoreKind) async throws {
         let channels = Harness.channelsYAML.replacingOccurrences(
             of: "fcm: { type: rec-fcm }", with: "fcm: { type: rec-fcm, badge: pending-tags }")
-        let h = try await Harness.make(routes: Self.routes, channels: channels)
+        let h = try await Harness.make(routes: Self.routes, channels: channels, store: store)
         try await h.register("phone", "pixel")
         _ = try await h.router.send(HeraldNotification(title: "a", tag: "t1"))
         _ = try await h.router.send(HeraldNotification(title: "b", tag: "t2"))
@@ -171,8 +172,9 @@ import Testing
         #expect(again.fcm.requests.last?.effectiveBadge == 9)
     }
 
-    @Test func cooldownDropsRepeatOfSameTag() async throws {
-        let h = try await Harness.make(routes: "routes:\n  default:\n    - deliver: [fcm]\n      cooldown: 5s\n")
+    @Test(arguments: StoreKind.allCases) func cooldownDropsRepeatOfSameTag(store: StoreKind) async throws {
+        let h = try await Harness.make(
+            routes: "routes:\n  default:\n    - deliver: [fcm]\n      cooldown: 5s\n", store: store)
         try await h.register("phone", "pixel")
         let first = try await h.router.send(HeraldNotification(type: "ready", title: "a", data: ["sessionId": "s1"]))
         #expect(first.outcome("fcm") == .delivered)
@@ -230,10 +232,10 @@ import Testing
         await router.shutdown()
     }
 
-    @Test func pendingDeliveriesSurviveARestart() async throws {
+    @Test(arguments: StoreKind.allCases) func pendingDeliveriesSurviveARestart(store: StoreKind) async throws {
         // Simulate a crash after persisting: insert the notification and its outbox rows through
         // the store, then let a fresh router drain them.
-        let h = try await Harness.make(routes: Self.routes)
+        let h = try await Harness.make(routes: Self.routes, store: store)
         try await h.register("phone", "p1")
         try await h.register("phone", "p2")
         let n = HeraldNotification(title: "t")
@@ -253,8 +255,8 @@ import Testing
         #expect(Set(h.fcm.targets.map(\.deliveryId)) == Set(rows.map(\.id)))
     }
 
-    @Test func historyRetentionPurges() async throws {
-        let h = try await Harness.make(routes: Self.routes)
+    @Test(arguments: StoreKind.allCases) func historyRetentionPurges(store: StoreKind) async throws {
+        let h = try await Harness.make(routes: Self.routes, store: store)
         try await h.register("phone", "p")
         let n = try await h.router.send(HeraldNotification(title: "old"))
         h.clock.advance(by: .seconds(86_400 * 2))

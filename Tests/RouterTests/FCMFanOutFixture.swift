@@ -12,8 +12,10 @@ struct FCMFanOutFixture {
     static let sendPath = "/v1/projects/crash-test/messages:send"
 
     /// Starts the fake, writes a service account with a fresh RSA key and the config, and registers
-    /// the devices. `retry` is the channel's retry block.
-    static func make(devices: Int, retry: String = "{ attempts: 8, initial: 1s, max: 2s }") async throws
+    /// the devices. `retry` is the channel's retry block, `store` the config's store block.
+    static func make(
+        devices: Int, retry: String = "{ attempts: 8, initial: 1s, max: 2s }", store: String = "{ path: ./herald.db }"
+    ) async throws
         -> FCMFanOutFixture
     {
         let server = try await FakeHTTPServer.start()
@@ -33,7 +35,7 @@ struct FCMFanOutFixture {
             toFile: cli.home + "/service-account.json", atomically: true, encoding: .utf8)
         try """
         version: 1
-        store: { path: ./herald.db }
+        store: \(store)
         tls: { ca-file: \(server.caFile) }
         channels:
           fcm:

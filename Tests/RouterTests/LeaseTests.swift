@@ -17,8 +17,8 @@ import Testing
 
     /// A harness with one enqueued notification whose pending delivery is then claimed by `owner`
     /// for 60 s, as a `send` in another process would.
-    static func leasedElsewhere(by owner: String) async throws -> (Harness, String) {
-        let h = try await Harness.make(routes: routes)
+    static func leasedElsewhere(by owner: String, store: StoreKind) async throws -> (Harness, String) {
+        let h = try await Harness.make(routes: routes, store: store)
         try await h.register("phone", "pixel")
         let n = HeraldNotification(title: "claimed elsewhere")
         try h.router.enqueue(n)
@@ -32,12 +32,14 @@ import Testing
     /// A pid that runs nowhere here (above Linux's largest pid_max).
     static let missingPID = Int32.max
 
-    @Test func otherPIDNamespaceLeaseIsNotTakenOverBeforeExpiry() async throws {
+    @Test(arguments: StoreKind.allCases) func otherPIDNamespaceLeaseIsNotTakenOverBeforeExpiry(store: StoreKind)
+        async throws
+    {
         let local = try #require(LeaseOwner.currentHost(), "this test needs /proc")
         let otherHost = "00000000-0000-0000-0000-000000000000.4026531836"
         #expect(otherHost != local)
         let owner = LeaseOwner(pid: Self.missingPID, nonce: "abcd1234", host: otherHost).id
-        let (h, id) = try await Self.leasedElsewhere(by: owner)
+        let (h, id) = try await Self.leasedElsewhere(by: owner, store: store)
 
         try await h.router.drain()
         #expect(h.fcm.targets.isEmpty, "a live holder in another container keeps its lease")
@@ -53,9 +55,9 @@ import Testing
         #expect(try h.router.store.deliveries(notificationId: id).first?.state == .delivered)
     }
 
-    @Test func ownerWithoutHostIsNotJudgedByPID() async throws {
+    @Test(arguments: StoreKind.allCases) func ownerWithoutHostIsNotJudgedByPID(store: StoreKind) async throws {
         // The form older versions wrote: no host part, so no way to know whose pid it is.
-        let (h, _) = try await Self.leasedElsewhere(by: "pid:\(Self.missingPID):abcd1234")
+        let (h, _) = try await Self.leasedElsewhere(by: "pid:\(Self.missingPID):abcd1234", store: store)
         try await h.router.drain()
         #expect(h.fcm.targets.isEmpty)
         h.clock.advance(by: .seconds(61))
@@ -63,20 +65,20 @@ import Testing
         #expect(h.fcm.targets.count == 1)
     }
 
-    @Test func sameHostDeadPIDIsReleasedAtOnce() async throws {
+    @Test(arguments: StoreKind.allCases) func sameHostDeadPIDIsReleasedAtOnce(store: StoreKind) async throws {
         let local = try #require(LeaseOwner.currentHost(), "this test needs /proc")
         let owner = LeaseOwner(pid: Self.missingPID, nonce: "abcd1234", host: local).id
-        let (h, id) = try await Self.leasedElsewhere(by: owner)
+        let (h, id) = try await Self.leasedElsewhere(by: owner, store: store)
         try await h.router.drain()
         #expect(h.fcm.targets.count == 1, "a crashed holder on this host is recovered without waiting")
         #expect(try h.router.store.deliveries(notificationId: id).first?.state == .delivered)
     }
 
-    @Test func sameHostLivePIDKeepsItsLease() async throws {
+    @Test(arguments: StoreKind.allCases) func sameHostLivePIDKeepsItsLease(store: StoreKind) async throws {
         let local = try #require(LeaseOwner.currentHost(), "this test needs /proc")
         // pid 1 always exists in this namespace (and is not this process).
         let owner = LeaseOwner(pid: 1, nonce: "abcd1234", host: local).id
-        let (h, _) = try await Self.leasedElsewhere(by: owner)
+        let (h, _) = try await Self.leasedElsewhere(by: owner, store: store)
         try await h.router.drain()
         #expect(h.fcm.targets.isEmpty)
     }

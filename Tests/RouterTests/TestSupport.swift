@@ -3,6 +3,7 @@ import Foundation
 import HeraldChannels
 import Router
 import RouterTesting
+import Testing
 
 /// A router over recording channels: `apns` (ios), `fcm` (phone, wear), `webpush` (web),
 /// `telegram` (telegram) and `sink` (a sink), each its own recorder.
@@ -26,8 +27,10 @@ struct Harness {
           sink: { type: rec-sink }
         """
 
+    /// `storePath` is an SQLite file or a PostgreSQL URL (the `storePath` of an earlier harness, to
+    /// reopen its store); without one, `store` picks a new SQLite file or a fresh PostgreSQL database.
     static func make(
-        routes: String, channels: String = Harness.channelsYAML, storePath: String? = nil,
+        routes: String, channels: String = Harness.channelsYAML, store: StoreKind = .sqlite, storePath: String? = nil,
         clock: ManualClock = ManualClock()
     ) async throws -> Harness {
         let apns = RecordingChannel()
@@ -44,8 +47,9 @@ struct Harness {
         ])
         // The recording channels stand in for the built-in ones: the built-in modules declare the platforms.
         for p in HeraldChannels.registry.platforms { registry.register(platform: p) }
-        let path = storePath ?? Harness.tempPath()
-        let text = "version: 1\nstore: { path: \(path) }\n" + channels + "\n" + routes
+        let path = try storePath ?? store.newLocation()
+        let storeLine = path.hasPrefix("postgresql://") ? "store: { url: \"\(path)\" }" : "store: { path: \(path) }"
+        let text = "version: 1\n\(storeLine)\n" + channels + "\n" + routes
         let config = try ConfigLoader.parse(text, registry: registry)
         let router = try await Router(
             config: config, registry: registry,
@@ -81,5 +85,38 @@ struct Harness {
 extension DeliveryReport {
     func outcome(_ channel: String, _ device: String? = nil) -> DeliveryState? {
         deliveries.first { $0.channel == channel && (device == nil || $0.deviceId == device) }?.state
+    }
+}
+
+/// The stores the parameterised store tests run against (`@Test(arguments: StoreKind.allCases)`).
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// A new, empty store's location: an SQLite file path or the URL of a fresh PostgreSQL database
+    /// on the test server (started on first use).
+    func newLocation() throws -> String {
+        switch self {
+        case .sqlite: Harness.tempPath()
+        case .postgres: try TestPostgres.start().createDatabase()
+        }
+    }
+
+    /// Opens a new, empty store of this kind.
+    func open(clock: any HeraldClock = SystemClock()) throws -> any HeraldStore {
+        switch self {
+        case .sqlite: try SQLiteStore(path: Harness.tempPath(), clock: clock)
+        case .postgres: try PostgresStore(url: try TestPostgres.start().createDatabase(), clock: clock)
+        }
+    }
+
+    /// Opens the store at `location` (from ``newLocation()``) again, as another process would.
+    func open(_ location: String, clock: any HeraldClock = SystemClock()) throws -> any HeraldStore {
+        switch self {
+        case .sqlite: try SQLiteStore(path: location, clock: clock)
+        case .postgres: try PostgresStore(url: location, clock: clock)
+        }
     }
 }

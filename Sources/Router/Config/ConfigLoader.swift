@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldPostgres
 import HeraldYAML
 
 /// Reads YAML into a ``HeraldConfig``: schema checks, `${VAR}` expansion, positions on every error.
@@ -141,6 +142,8 @@ public enum ConfigLoader {
                 environment["HERALD_HOME"].map { ConfigNode.resolvePath($0, home: home, base: top.baseDirectory) }
                 ?? home + "/.herald"
             var storePath = heraldHome + "/herald.db"
+            var storeURL: String?
+            var storeLease: Duration?
             if let s = byKey["store"]?.value, !s.isNull {
                 for e in try s.mapping("store") {
                     switch e.key {
@@ -150,9 +153,29 @@ public enum ConfigLoader {
                             _ = try e.value.expand(raw)
                         }
                         storePath = try e.value.path("store.path")
-                    default: throw e.keyNode.error("unknown key '\(e.key)' in store (expected path)")
+                    case "url":
+                        let url = try e.value.string("store.url")
+                        guard PostgresURL.isPostgresURL(url) else {
+                            throw e.value.error(
+                                "store.url must be a postgresql:// URL (got \(PostgresURL.redacted(url).prefix(40)))")
+                        }
+                        storeURL = url
+                    case "lease":
+                        let lease = try e.value.duration("store.lease")
+                        guard lease >= .seconds(1), lease <= .seconds(3600) else {
+                            throw e.value.error("store.lease must be between 1s and 1h")
+                        }
+                        storeLease = lease
+                    default: throw e.keyNode.error("unknown key '\(e.key)' in store (expected path, url, lease)")
                     }
                 }
+            }
+            // HERALD_STORE_URL overrides the file's store.url (as HERALD_CONFIG overrides the default path).
+            if let env = environment["HERALD_STORE_URL"], !env.isEmpty {
+                guard PostgresURL.isPostgresURL(env) else {
+                    throw ConfigError(file: file, mark: nil, "HERALD_STORE_URL must be a postgresql:// URL")
+                }
+                storeURL = env
             }
             var caFile: String?
             if let t = byKey["tls"]?.value, !t.isNull {
@@ -221,8 +244,9 @@ public enum ConfigLoader {
                         file: file, mark: c.mark, "channel '\(c.name)' is defined but no route delivers to it"))
             }
             return HeraldConfig(
-                file: file, version: version, storePath: storePath, caFile: caFile, http: http, retention: retention,
-                logLevel: logLevel, channels: channels, routes: routes, warnings: warnings, server: server)
+                file: file, version: version, storePath: storePath, storeURL: storeURL, storeLease: storeLease,
+                caFile: caFile, http: http, retention: retention, logLevel: logLevel, channels: channels,
+                routes: routes, warnings: warnings, server: server)
         }
 
         /// The `server:` section (http-api.md §1).

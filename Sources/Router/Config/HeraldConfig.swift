@@ -8,8 +8,13 @@ public struct HeraldConfig: Sendable {
     public var file: String
     /// Schema version; only 1 exists.
     public var version: Int
-    /// SQLite database path.
+    /// SQLite database path (used when ``storeURL`` is nil).
     public var storePath: String
+    /// PostgreSQL URL (`store.url`, or `HERALD_STORE_URL`, which wins); nil for the SQLite store.
+    /// It may hold a password: never log it (``PostgresStore/redactedURL`` is safe to show).
+    public var storeURL: String? = nil
+    /// `store.lease`: how long a claim on an outbox row lasts; nil keeps ``RouterOptions/leaseDuration``.
+    public var storeLease: Duration? = nil
     /// Extra trusted CA bundle for outgoing TLS.
     public var caFile: String?
     /// HTTP client tuning from `http:`; unset fields keep ``RouterOptions/http``.

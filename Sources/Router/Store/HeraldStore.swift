@@ -119,6 +119,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A write the outbox depends on (claiming, recording results) failed; the run stops there so
     /// nothing is sent whose result cannot be recorded.
     case writeFailed(operation: String, detail: String)
+    /// The store's database server cannot be reached (down, restarting, or refusing the login);
+    /// `store` is its URL without the password. Nothing was changed by the failed call.
+    case unreachable(store: String, detail: String)
 
     /// A readable message.
     public var description: String {
@@ -138,6 +141,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case .writeFailed(let operation, let detail):
             "cannot \(operation) in the store: \(detail). Stopped: nothing more is sent until the store "
                 + "can record results (check it with: sqlite3 FILE 'PRAGMA integrity_check')"
+        case .unreachable(let store, let detail):
+            "the store database \(store) is unreachable: \(detail). Nothing was stored; try again when it is back"
         }
     }
 }

@@ -432,15 +432,12 @@ public final class SQLiteStore: HeraldStore {
             }
             try SQLiteStore.appendEvent(
                 c, namespace: n.namespace, kind: "notification", notificationId: n.id,
-                data: [
-                    "notificationId": .string(n.id), "namespace": .string(n.namespace),
-                    "planned": .number(Double(deliveries.count)),
-                ], at: at)
+                data: EventLogData.notification(id: n.id, namespace: n.namespace, planned: deliveries.count), at: at)
             // Deliveries suppressed at plan time are outcomes too.
             for d in deliveries where d.state == .suppressed {
                 try SQLiteStore.appendEvent(
                     c, namespace: n.namespace, kind: "delivery", notificationId: n.id,
-                    data: SQLiteStore.deliveryEventData(
+                    data: EventLogData.delivery(
                         notificationId: n.id, channel: d.channel, deviceId: d.deviceId, outcome: "suppressed",
                         attempt: 0, reason: d.reason), at: at)
             }
@@ -458,19 +455,6 @@ public final class SQLiteStore: HeraldStore {
             INSERT INTO event_log(namespace, kind, notification_id, data, created_at)
             VALUES(\(namespace), \(kind), \(notificationId), \(data.canonicalString), \(at))
             """)
-    }
-
-    /// The `data` of a `delivery` entry (http-api.md §4).
-    static func deliveryEventData(
-        notificationId: String, channel: String, deviceId: String?, outcome: String, attempt: Int, reason: String?
-    ) -> JSONValue {
-        var o: [String: JSONValue] = [
-            "notificationId": .string(notificationId), "channel": .string(channel), "outcome": .string(outcome),
-            "attempt": .number(Double(attempt)),
-        ]
-        if let deviceId { o["deviceId"] = .string(deviceId) }
-        if let reason { o["reason"] = .string(reason) }
-        return .object(o)
     }
 
     /// The namespace of a notification, read inside a transaction (cached per call in `cache`).
@@ -628,7 +612,7 @@ public final class SQLiteStore: HeraldStore {
                     else { continue }
                     try SQLiteStore.appendEvent(
                         c, namespace: ns, kind: "delivery", notificationId: nid,
-                        data: SQLiteStore.deliveryEventData(
+                        data: EventLogData.delivery(
                             notificationId: nid, channel: channel, deviceId: row.string("device_id"),
                             outcome: "suppressed", attempt: Int(row.int("attempts") ?? 0), reason: reason),
                         at: SQLiteStore.ms(now))
@@ -673,7 +657,7 @@ public final class SQLiteStore: HeraldStore {
                     else { continue }
                     try SQLiteStore.appendEvent(
                         c, namespace: ns, kind: "delivery", notificationId: nid,
-                        data: SQLiteStore.deliveryEventData(
+                        data: EventLogData.delivery(
                             notificationId: nid, channel: channel, deviceId: row.string("device_id"),
                             outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason), at: at)
                 }
@@ -781,15 +765,9 @@ public final class SQLiteStore: HeraldStore {
                 """)
             var stored = event
             stored.id = c.lastInsertRowID
-            var o: [String: JSONValue] = [
-                "notificationId": .string(event.notificationId), "kind": .string(event.kind.rawValue),
-            ]
-            if let action = event.actionId { o["action"] = .string(action) }
-            if let deviceId = event.deviceId { o["deviceId"] = .string(deviceId) }
-            if !event.actionData.isEmpty { o["data"] = .object(event.actionData.mapValues { .string($0) }) }
             try SQLiteStore.appendEvent(
                 c, namespace: namespace, kind: event.kind.rawValue, notificationId: event.notificationId,
-                data: .object(o), at: SQLiteStore.ms(event.at))
+                data: EventLogData.lifecycle(stored), at: SQLiteStore.ms(event.at))
             return stored
         }
     }

@@ -1,0 +1,35 @@
+import ChannelAPI
+import Foundation
+
+/// The `data` objects of event-log entries (``EventLogEntry/data``), built the same way by every
+/// store (pure).
+enum EventLogData {
+    /// Kind `notification`: the notification was accepted with `planned` deliveries.
+    static func notification(id: String, namespace: String, planned: Int) -> JSONValue {
+        .object(["notificationId": .string(id), "namespace": .string(namespace), "planned": .number(Double(planned))])
+    }
+
+    /// Kind `delivery`: one outcome of one delivery.
+    static func delivery(
+        notificationId: String, channel: String, deviceId: String?, outcome: String, attempt: Int, reason: String?
+    ) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "notificationId": .string(notificationId), "channel": .string(channel), "outcome": .string(outcome),
+            "attempt": .number(Double(attempt)),
+        ]
+        if let deviceId { o["deviceId"] = .string(deviceId) }
+        if let reason { o["reason"] = .string(reason) }
+        return .object(o)
+    }
+
+    /// A lifecycle kind, as recorded.
+    static func lifecycle(_ event: LifecycleEvent) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "notificationId": .string(event.notificationId), "kind": .string(event.kind.rawValue),
+        ]
+        if let a = event.actionId { o["action"] = .string(a) }
+        if let d = event.deviceId { o["deviceId"] = .string(d) }
+        if !event.actionData.isEmpty { o["data"] = .object(event.actionData.mapValues { .string($0) }) }
+        return .object(o)
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import HeraldPostgres
+import RouterTesting
+import Testing
+
+/// HeraldPostgres against a real PostgreSQL (``TestPostgres``): binding, types, errors with
+/// SQLSTATE, transactions, LISTEN/NOTIFY and URL redaction.
+@Suite struct PostgresDatabaseTests {
+    func database() throws -> PostgresDatabase {
+        try PostgresDatabase(url: try TestPostgres.start().createDatabase())
+    }
+
+    @Test func valuesAreBoundNotSpliced() throws {
+        let db = try database()
+        defer { db.close() }
+        try db.execute("CREATE TABLE t(id TEXT PRIMARY KEY, n BIGINT, b BYTEA, f BOOLEAN, d DOUBLE PRECISION)")
+        let hostile = "x'); DROP TABLE t; --"
+        let bytes: [UInt8] = [0, 1, 0xFF, 0x5C, 0x22]
+        try db.run("INSERT INTO t VALUES(\(hostile), \(Int64.max), \(bytes), \(true), \(1.5))")
+        let row = try #require(try db.query("SELECT * FROM t WHERE id = \(hostile)").first)
+        #expect(row.string("id") == hostile)
+        #expect(row.int("n") == Int64.max)
+        #expect(row.bytes("b") == bytes)
+        #expect(row.bool("f") == true)
+        #expect(row["d"] == .real(1.5))
+        let none: String? = nil
+        try db.run("INSERT INTO t(id, n) VALUES('null', \(none))")
+        #expect(try db.query("SELECT n FROM t WHERE id = 'null'").first?["n"] == .null)
+    }
+
+    @Test func textArrayBindsOneParameter() throws {
+        let db = try database()
+        defer { db.close() }
+        let ids = ["a", "b\"q", "c\\d", "e,f", "{g}"]
+        let rows = try db.query("SELECT x FROM unnest(\(textArray: ids)::text[]) AS x ORDER BY x")
+        #expect(rows.compactMap { $0.string("x") } == ids.sorted())
+    }
+
+    @Test func errorsCarrySQLState() throws {
+        let db = try database()
+        defer { db.close() }
+        try db.execute("CREATE TABLE u(id TEXT PRIMARY KEY)")
+        try db.run("INSERT INTO u VALUES(\("a"))")
+        let error = #expect(throws: PostgresError.self) { try db.run("INSERT INTO u VALUES(\("a"))") }
+        #expect(error?.sqlState == "23505")
+        #expect(error?.isUniqueViolation == true)
+        #expect(error?.isConnectionFailure == false)
+        let syntax = #expect(throws: PostgresError.self) { try db.run("SELEC 1") }
+        #expect(syntax?.sqlState == "42601")
+    }
+
+    @Test func transactionRollsBackOnError() throws {
+        let db = try database()
+        defer { db.close() }
+        try db.execute("CREATE TABLE v(n BIGINT)")
+        struct Boom: Error {}
+        #expect(throws: Boom.self) {
+            try db.transaction { c in
+                try c.run("INSERT INTO v VALUES(\(1))")
+                throw Boom()
+            }
+        }
+        try db.transaction { c in
+            try c.run("INSERT INTO v VALUES(\(2))")
+            // A nested unit is a savepoint: only its own work is undone.
+            _ = try? c.transaction { c -> Void in
+                try c.run("INSERT INTO v VALUES(\(3))")
+                throw Boom()
+            }
+        }
+        #expect(try db.query("SELECT n FROM v ORDER BY n").compactMap { $0.int("n") } == [2])
+    }
+
+    @Test func listenerWakesOnNotifyAndTimesOut() async throws {
+        let db = try database()
+        defer { db.close() }
+        let listener = try PostgresListener(database: db, channel: "herald_test")
+        defer { listener.close() }
+        let started = ContinuousClock.now
+        #expect(try listener.wait(timeout: .milliseconds(200)).isEmpty)
+        #expect(ContinuousClock.now - started >= .milliseconds(150))
+        // The sender is a thread of its own: `wait` blocks this task's thread, and the test
+        // runner's other tests may hold the rest of the cooperative pool.
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.1)
+            _ = try? db.run("SELECT pg_notify('herald_test', \("wake"))")
+        }
+        let woke = ContinuousClock.now
+        let payloads = try listener.wait(timeout: .seconds(10))
+        #expect(payloads == ["wake"])
+        #expect(ContinuousClock.now - woke < .seconds(5))
+    }
+
+    @Test func wrongPasswordFailsWithoutShowingIt() throws {
+        let server = try TestPostgres.start()
+        let url = "postgresql://nosuchuser:s3cretPW@127.0.0.1:\(server.port)/postgres"
+        let error = #expect(throws: PostgresError.self) { try PostgresDatabase(url: url) }
+        #expect(error?.isConnectionFailure == true)
+        #expect(!(error?.description.contains("s3cretPW") ?? true))
+        let unreachable = #expect(throws: PostgresError.self) {
+            try PostgresDatabase(url: "postgresql://x:pw@127.0.0.1:1/db", connectTimeoutSeconds: 2)
+        }
+        #expect(unreachable?.isConnectionFailure == true)
+    }
+
+    @Test func redactedURLDropsPasswords() {
+        #expect(
+            PostgresURL.redacted("postgresql://u:p%40ss@h:5432/db?sslmode=require")
+                == "postgresql://u@h:5432/db?sslmode=require")
+        #expect(
+            PostgresURL.redacted("postgresql://h/db?password=pw&sslmode=verify-full")
+                == "postgresql://h/db?sslmode=verify-full")
+        #expect(PostgresURL.redacted("postgresql://u@h/db") == "postgresql://u@h/db")
+    }
+}

@@ -1,0 +1,49 @@
+import ChannelAPI
+import Router
+import RouterTesting
+import Testing
+
+/// `store.url`, `store.lease` and `HERALD_STORE_URL` (issue 18): precedence, and errors with positions.
+@Suite struct StoreConfigTests {
+    static let rest = "channels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n"
+    static let registry = ChannelRegistry([RecordingChannel().factory(type: "rec", platforms: ["ios"])])
+
+    static func parse(_ store: String, environment: [String: String] = [:]) throws(ConfigError) -> HeraldConfig {
+        try ConfigLoader.parse(
+            "version: 1\nstore: \(store)\n" + rest, file: "h.yaml", environment: environment, registry: registry)
+    }
+
+    @Test func urlAndLeaseAreRead() throws {
+        let c = try Self.parse("{ url: \"postgresql://herald@db:5432/herald?sslmode=verify-full\", lease: 15s }")
+        #expect(c.storeURL == "postgresql://herald@db:5432/herald?sslmode=verify-full")
+        #expect(c.storeLease == .seconds(15))
+        let plain = try Self.parse("{ path: /tmp/x.db }")
+        #expect(plain.storeURL == nil)
+        #expect(plain.storeLease == nil)
+    }
+
+    @Test func theEnvironmentWinsOverTheFile() throws {
+        let env = ["HERALD_STORE_URL": "postgresql://other@host/db"]
+        #expect(
+            try Self.parse("{ url: \"postgresql://herald@db/herald\" }", environment: env).storeURL
+                == env["HERALD_STORE_URL"])
+        #expect(try Self.parse("{ path: /tmp/x.db }", environment: env).storeURL == env["HERALD_STORE_URL"])
+        #expect(try Self.parse("{ path: /tmp/x.db }", environment: ["HERALD_STORE_URL": ""]).storeURL == nil)
+    }
+
+    @Test func badValuesNameTheirPositionAndHideThePassword() {
+        let wrong = #expect(throws: ConfigError.self) {
+            try Self.parse("{ url: \"mysql://u:hunter2@db/x\" }")
+        }
+        #expect(wrong?.description.hasPrefix("h.yaml:2:15:") == true, "\(wrong?.description ?? "")")
+        #expect(wrong?.description.contains("hunter2") == false)
+        let lease = #expect(throws: ConfigError.self) { try Self.parse("{ lease: 0s }") }
+        #expect(lease?.description.contains("store.lease must be between 1s and 1h") == true)
+        let key = #expect(throws: ConfigError.self) { try Self.parse("{ host: db }") }
+        #expect(key?.description.contains("expected path, url, lease") == true)
+        let env = #expect(throws: ConfigError.self) {
+            try Self.parse("{ path: /tmp/x.db }", environment: ["HERALD_STORE_URL": "db:5432"])
+        }
+        #expect(env?.description.contains("HERALD_STORE_URL must be a postgresql:// URL") == true)
+    }
+}

@@ -1,0 +1,310 @@
+import ChannelAPI
+import Foundation
+import RouterTesting
+import Testing
+
+@testable import Router
+
+/// What every ``HeraldStore`` must do, run against SQLite and PostgreSQL (one parameterised suite):
+/// address moves, claims that never share a row between concurrent claimers, expired leases taken
+/// over with the same ids, batched results, channel state updated atomically by concurrent
+/// writers, the event log in commit order, cooldowns and purge.
+@Suite struct StoreContractTests {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func rows(_ n: HeraldNotification, count: Int, channel: String = "sink", state: DeliveryState = .pending)
+        -> [DeliveryRecord]
+    {
+        (0..<count).map { i in
+            DeliveryRecord(
+                id: "\(n.id)-\(i)", notificationId: n.id, step: 0, position: 0, channel: channel,
+                deviceId: channel == "sink" ? nil : "d\(i)", platform: channel == "sink" ? nil : "phone", state: state,
+                updatedAt: t0)
+        }
+    }
+
+    static let all = [StepRule(mode: .all, unlessDelivered: nil, timeout: nil)]
+
+    @Test(arguments: StoreKind.allCases) func aTokenMovesToItsNewOwner(store kind: StoreKind) throws {
+        let store = try kind.open()
+        let a = Device(deviceId: "a", platform: "phone", fields: ["token": "T"], address: "T")
+        #expect(try store.upsertDevice(a, now: Self.t0) == UpsertResult(created: true, moved: []))
+        #expect(try store.upsertDevice(a, now: Self.t0) == UpsertResult(created: false, moved: []))
+        let b = Device(deviceId: "b", platform: "phone", fields: ["token": "T"], address: "T")
+        #expect(try store.upsertDevice(b, now: Self.t0) == UpsertResult(created: true, moved: ["default/a/phone"]))
+        #expect(try store.devices(namespace: "default").map(\.deviceId) == ["b"])
+        #expect(try store.removeDevice(namespace: "default", address: "T") == 1)
+        #expect(try store.devices(namespace: nil).isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases) func aNotificationIdIsStoredOnce(store kind: StoreKind) throws {
+        let store = try kind.open()
+        let n = HeraldNotification(id: "once", title: "t")
+        try store.insertNotification(n, steps: Self.all, deliveries: Self.rows(n, count: 3), now: Self.t0)
+        #expect(throws: StoreError.duplicateNotification("once")) {
+            try store.insertNotification(n, steps: Self.all, deliveries: Self.rows(n, count: 3), now: Self.t0)
+        }
+        #expect(try store.deliveries(notificationId: "once").count == 3)
+        #expect(try store.notification(id: "once")?.steps == Self.all)
+    }
+
+    /// Two stores on the same database (two processes) claiming the same rows at once: every row
+    /// goes to exactly one of them.
+    @Test(arguments: StoreKind.allCases) func concurrentClaimersNeverShareARow(store kind: StoreKind) async throws {
+        let location = try kind.newLocation()
+        let first = try kind.open(location)
+        let second = try kind.open(location)
+        var ids: [String] = []
+        for k in 0..<20 {
+            let n = HeraldNotification(id: "n\(k)", title: "t")
+            let rows = Self.rows(n, count: 50, state: .retry).map { r -> DeliveryRecord in r }
+            try first.insertNotification(n, steps: Self.all, deliveries: rows, now: Self.t0)
+            ids += rows.map(\.id)
+        }
+        // Make them due retries.
+        _ = try first.record(
+            ids.map { AttemptRecord(deliveryId: $0, attempt: 1, state: .retry, nextAttemptAt: Self.t0) }, now: Self.t0)
+        let until = Self.t0.addingTimeInterval(60)
+        async let a: [String] = Task.detached {
+            var got: [String] = []
+            while true {
+                let batch = try first.claimDue(owner: "A", until: until, now: Self.t0, limit: 37)
+                if batch.isEmpty { return got }
+                got += batch.map(\.id)
+                // Completed as a worker does: the batch's results in one call.
+                _ = try first.record(
+                    batch.map { AttemptRecord(deliveryId: $0.id, attempt: 2, state: .delivered) }, now: Self.t0)
+            }
+        }.value
+        async let b: [String] = Task.detached {
+            var got: [String] = []
+            while true {
+                let batch = try second.claimDue(owner: "B", until: until, now: Self.t0, limit: 37)
+                if batch.isEmpty { return got }
+                got += batch.map(\.id)
+                // Completed as a worker does: the batch's results in one call.
+                _ = try second.record(
+                    batch.map { AttemptRecord(deliveryId: $0.id, attempt: 2, state: .delivered) }, now: Self.t0)
+            }
+        }.value
+        let (ga, gb) = try await (a, b)
+        #expect(Set(ga).isDisjoint(with: Set(gb)))
+        #expect(Set(ga + gb) == Set(ids))
+        #expect(ga.count + gb.count == ids.count)
+        #expect(try first.leaseOwners().isEmpty, "recording releases the leases")
+        #expect(try first.deliveryCounts() == [.delivered: ids.count])
+    }
+
+    /// A claim whose holder died expires, and another worker takes the same rows (same ids) over.
+    @Test(arguments: StoreKind.allCases) func anExpiredLeaseIsTakenOverWithTheSameIds(store kind: StoreKind) throws {
+        let store = try kind.open()
+        let n = HeraldNotification(id: "lease", title: "t")
+        try store.insertNotification(n, steps: Self.all, deliveries: Self.rows(n, count: 5), now: Self.t0)
+        let first = try store.claimPending(
+            notificationId: "lease", step: 0, channel: "sink", owner: "dead", until: Self.t0.addingTimeInterval(60),
+            now: Self.t0)
+        #expect(first.count == 5)
+        let early = try store.claimPending(
+            notificationId: "lease", step: 0, channel: "sink", owner: "live", until: Self.t0.addingTimeInterval(120),
+            now: Self.t0.addingTimeInterval(59))
+        #expect(early.isEmpty)
+        #expect(try store.notificationsWithPendingDeliveries(now: Self.t0.addingTimeInterval(59)).isEmpty)
+        #expect(try store.notificationsWithPendingDeliveries(now: Self.t0.addingTimeInterval(61)) == ["lease"])
+        let late = try store.claimPending(
+            notificationId: "lease", step: 0, channel: "sink", owner: "live", until: Self.t0.addingTimeInterval(121),
+            now: Self.t0.addingTimeInterval(61))
+        #expect(Set(late.map(\.id)) == Set(first.map(\.id)))
+        // Renewal only touches the holder's own rows.
+        try store.renewLeases(owner: "dead", deliveryIds: late.map(\.id), until: Self.t0.addingTimeInterval(999))
+        #expect(
+            try store.claimPending(
+                notificationId: "lease", step: 0, channel: "sink", owner: "x", until: Self.t0.addingTimeInterval(200),
+                now: Self.t0.addingTimeInterval(122)
+            ).count == 5)
+    }
+
+    /// Results of a batch are applied together: states, attempts, the retry index, the event log.
+    @Test(arguments: StoreKind.allCases) func aBatchOfResultsIsRecorded(store kind: StoreKind) throws {
+        let store = try kind.open()
+        let n = HeraldNotification(id: "rec", namespace: "home", title: "t")
+        try store.insertNotification(n, steps: Self.all, deliveries: Self.rows(n, count: 4), now: Self.t0)
+        let due = Self.t0.addingTimeInterval(30)
+        _ = try store.record(
+            [
+                AttemptRecord(deliveryId: "rec-0", attempt: 1, state: .delivered, status: 200, providerMessageId: "p0"),
+                AttemptRecord(
+                    deliveryId: "rec-1", attempt: 1, state: .retry, nextAttemptAt: due, status: 503, reason: "busy"),
+                AttemptRecord(deliveryId: "rec-2", attempt: 1, state: .failed, status: 400, reason: "bad"),
+            ], now: Self.t0)
+        try store.suppress(deliveryIds: ["rec-3", "rec-0"], reason: "rule", now: Self.t0)
+        let d = Dictionary(uniqueKeysWithValues: try store.deliveries(notificationId: "rec").map { ($0.id, $0) })
+        #expect(d["rec-0"]?.state == .delivered)
+        #expect(d["rec-0"]?.providerMessageId == "p0")
+        #expect(d["rec-1"]?.state == .retry)
+        #expect(d["rec-1"]?.nextAttemptAt == due)
+        #expect(d["rec-1"]?.reason == "busy")
+        #expect(d["rec-2"]?.state == .failed)
+        #expect(d["rec-3"]?.state == .suppressed)
+        #expect(try store.nextDueTime() == due)
+        #expect(try store.deliveryCounts() == [.delivered: 1, .retry: 1, .failed: 1, .suppressed: 1])
+        let log = try store.eventLog(after: 0, namespaces: ["home"], limit: 100)
+        #expect(log.map(\.kind) == ["notification", "delivery", "delivery", "delivery", "delivery"])
+        #expect(log.first?.data["planned"] == 4)
+        let outcomes = log.dropFirst().compactMap { $0.data["outcome"]?.stringValue }
+        #expect(outcomes.sorted() == ["delivered", "failed", "retry", "suppressed"])
+        #expect(log.dropFirst().allSatisfy { $0.data["channel"] == "sink" && $0.data["deviceId"] == nil })
+        #expect(zip(log, log.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
+        #expect(try store.eventLog(after: 0, namespaces: ["other"], limit: 100).isEmpty)
+        #expect(try store.lastEventSequence() == log.last?.sequence)
+        // Lifecycle events join the log; purge takes a notification's entries with it.
+        let e = try store.recordEvent(
+            LifecycleEvent(notificationId: "rec", kind: .action, actionId: "ok", deviceId: "d", at: Self.t0))
+        #expect(try store.events(notificationId: "rec") == [e])
+        #expect(
+            try store.eventLog(after: log.last?.sequence ?? 0, namespaces: nil, limit: 10).map(\.kind) == ["action"])
+        #expect(try store.purge(before: Self.t0.addingTimeInterval(1)) == 0, "a retry is still due")
+        _ = try store.record([AttemptRecord(deliveryId: "rec-1", attempt: 2, state: .delivered)], now: Self.t0)
+        #expect(try store.purge(before: Self.t0.addingTimeInterval(1)) == 1)
+        #expect(try store.eventLog(after: 0, namespaces: nil, limit: 100).isEmpty)
+        #expect(try store.history(namespace: nil, id: nil, limit: 10).isEmpty)
+    }
+
+    /// Concurrent read-modify-write of one key from two stores (two processes) loses no update:
+    /// what a Pulse revision counter or a Telegram flood window relies on.
+    @Test(arguments: StoreKind.allCases) func channelStateUpdatesAreAtomicAcrossProcesses(store kind: StoreKind)
+        async throws
+    {
+        let location = try kind.newLocation()
+        let stores = [try kind.open(location), try kind.open(location)]
+        let perWorker = 40
+        try await withThrowingTaskGroup(of: [Int].self) { group in
+            for w in 0..<4 {
+                let state = stores[w % 2].channelState("pulse")
+                group.addTask {
+                    var seen: [Int] = []
+                    for _ in 0..<perWorker {
+                        let next: Int = try state.update("revision:ref") { current in
+                            let value = current.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+                            return (Array(String(value + 1).utf8), value + 1)
+                        }
+                        seen.append(next)
+                    }
+                    return seen
+                }
+            }
+            var all: [Int] = []
+            for try await seen in group {
+                #expect(seen == seen.sorted(), "one worker's revisions increase")
+                all += seen
+            }
+            #expect(all.sorted() == Array(1...(4 * perWorker)), "every revision handed out once")
+        }
+        let final = try stores[0].channelState("pulse").value(forKey: "revision:ref")
+        #expect(final.map { String(decoding: $0, as: UTF8.self) } == String(4 * perWorker))
+    }
+
+    /// Writers committing concurrently never make a reader miss an entry: sequence numbers follow
+    /// commit order, so polling `after: last seen` sees every entry exactly once.
+    @Test(arguments: StoreKind.allCases) func theEventLogIsReadInCommitOrder(store kind: StoreKind) async throws {
+        let location = try kind.newLocation()
+        let writers = [try kind.open(location), try kind.open(location), try kind.open(location)]
+        let reader = try kind.open(location)
+        let perWriter = 40
+        let done = ManagedFlag()
+        async let read: [Int64] = Task.detached {
+            var seen: [Int64] = []
+            var last: Int64 = 0
+            while true {
+                let finished = done.isSet
+                let batch = try reader.eventLog(after: last, namespaces: nil, limit: 1000)
+                seen += batch.map(\.sequence)
+                last = batch.last?.sequence ?? last
+                if finished && batch.isEmpty { return seen }
+            }
+        }.value
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (w, store) in writers.enumerated() {
+                group.addTask {
+                    for i in 0..<perWriter {
+                        let n = HeraldNotification(id: "w\(w)-\(i)", title: "t")
+                        try store.insertNotification(
+                            n, steps: Self.all, deliveries: Self.rows(n, count: 2), now: Self.t0)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        done.set()
+        let seen = try await read
+        let all = try reader.eventLog(after: 0, namespaces: nil, limit: 10_000).map(\.sequence)
+        #expect(all.count == writers.count * perWriter)
+        #expect(seen == all, "the polling reader saw every entry, in order, once")
+    }
+
+    @Test(arguments: StoreKind.allCases) func cooldownsAndBadges(store kind: StoreKind) throws {
+        let store = try kind.open()
+        let keys: [(key: String, window: Duration)] = [("a", .seconds(10)), ("b", .seconds(1))]
+        #expect(try store.touchCooldowns(namespace: "n", tag: "t", keys: keys, now: Self.t0).isEmpty)
+        #expect(
+            try store.touchCooldowns(namespace: "n", tag: "t", keys: keys, now: Self.t0.addingTimeInterval(5)) == ["a"])
+        #expect(
+            try store.touchCooldowns(namespace: "n", tag: "u", keys: keys, now: Self.t0.addingTimeInterval(5)).isEmpty)
+        try store.addBadgeTag(namespace: "n", tag: "x", now: Self.t0)
+        try store.addBadgeTag(namespace: "n", tag: "x", now: Self.t0)
+        try store.addBadgeTag(namespace: "n", tag: "y", now: Self.t0)
+        #expect(try store.pendingTagCount(namespace: "n") == 2)
+        try store.clearBadge(namespace: "n")
+        #expect(try store.pendingTagCount(namespace: "n") == 0)
+        let state = store.channelState("apns")
+        try state.setValue([1, 2, 0, 255], forKey: "k")
+        #expect(try state.value(forKey: "k") == [1, 2, 0, 255])
+        try state.setValue(nil, forKey: "k")
+        #expect(try state.value(forKey: "k") == nil)
+    }
+}
+
+/// A flag set once by one task and read by another.
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// PostgreSQL only: an event-log writer that has taken its sequence numbers holds the event-log
+/// lock until it commits, so another writer cannot commit a higher number first (a reader that had
+/// seen the higher number would never see the lower one). Deterministic: the first transaction is
+/// held open by hand while the second writer runs.
+@Suite struct PostgresEventLogOrderTests {
+    @Test func aLaterWriterWaitsForTheEarlierCommit() async throws {
+        let url = try TestPostgres.start().createDatabase()
+        let first = try PostgresStore(url: url)
+        let second = try PostgresStore(url: url)
+        defer {
+            first.close()
+            second.close()
+        }
+        let t0 = StoreContractTests.t0
+        let n1 = HeraldNotification(id: "n1", title: "t")
+        try first.insertNotification(n1, steps: StoreContractTests.all, deliveries: [], now: t0)
+        let secondDone = ManagedFlag()
+        let finished = DispatchSemaphore(value: 0)
+        var doneWhileOpen = false
+        try first.db.transaction { c in
+            try PostgresStore.appendEvents([("default", "action", "n1", .object([:]))], at: 1, c)
+            Thread.detachNewThread {
+                let n2 = HeraldNotification(id: "n2", title: "t")
+                _ = try? second.insertNotification(n2, steps: StoreContractTests.all, deliveries: [], now: t0)
+                secondDone.set()
+                finished.signal()
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+            doneWhileOpen = secondDone.isSet
+        }
+        #expect(!doneWhileOpen, "the second writer committed while the first held a lower number")
+        #expect(finished.wait(timeout: .now() + 20) == .success)
+        let log = try first.eventLog(after: 0, namespaces: nil, limit: 10)
+        #expect(log.map(\.notificationId) == ["n1", "n1", "n2"])
+        #expect(log.map(\.kind) == ["notification", "action", "notification"])
+    }
+}
