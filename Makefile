@@ -19,7 +19,8 @@ test: deps
 	$(SWIFT) test --skip-build
 
 # Sanitizers: the whole suite under ThreadSanitizer / AddressSanitizer, each in its own build folder.
-# Suppressions (only for proven false positives, each with its reason) are in scripts/tsan.supp.
+# Suppressions (only for proven false positives, each with its reason) are in scripts/tsan.supp and,
+# for LeakSanitizer (on in test-asan), scripts/lsan.supp.
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build-tsan
 	HERALD_TEST_TIME_SCALE=8 TSAN_OPTIONS="second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp" \
@@ -27,7 +28,8 @@ test-tsan: deps
 
 test-asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --build-path .build-asan
-	HERALD_TEST_TIME_SCALE=4 ASAN_OPTIONS="detect_leaks=0" $(SWIFT) test --skip-build --sanitize=address --build-path .build-asan
+	HERALD_TEST_TIME_SCALE=4 ASAN_OPTIONS="detect_leaks=1" LSAN_OPTIONS="suppressions=$(CURDIR)/scripts/lsan.supp" \
+	  $(SWIFT) test --skip-build --sanitize=address --build-path .build-asan
 
 # libFuzzer: every target in Fuzz/ for FUZZ_SECONDS each (default 60); fuzz-smoke is CI's 20 s run.
 fuzz: deps

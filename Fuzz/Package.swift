@@ -23,7 +23,7 @@ let package = Package(
         target("fuzz-json", [herald("ChannelAPI")]),
         target("fuzz-device", [herald("ChannelAPI"), herald("HeraldChannels")]),
         target("fuzz-notification", [herald("ChannelAPI")]),
-        target("fuzz-retry-after", [herald("ChannelSupport")]),
+        target("fuzz-retry-after", [herald("ChannelSupport"), herald("Router")]),
         target("fuzz-apns-response", [herald("HeraldChannels"), herald("ChannelSupport")]),
         target("fuzz-fcm-response", [herald("HeraldChannels")]),
         target("fuzz-webpush-response", [herald("HeraldChannels")]),

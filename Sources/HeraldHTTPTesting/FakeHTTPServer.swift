@@ -82,10 +82,13 @@ public final class FakeHTTPServer: Sendable {
         process.standardInput = input
         process.standardOutput = output
         let channel = ControlChannel(process: process, input: input.fileHandleForWriting)
-        output.fileHandleForReading.readabilityHandler = { handle in
+        // Weak: the handler is kept by the pipe's handle, which the process keeps, which the channel
+        // keeps, so a strong capture is a cycle. Foundation never frees a Process started from a thread
+        // that has ended (see scripts/lsan.supp), and the channel must not hang off it.
+        output.fileHandleForReading.readabilityHandler = { [weak channel] handle in
             let data = handle.availableData
             if data.isEmpty { handle.readabilityHandler = nil }
-            channel.receive(data)
+            channel?.receive(data)
         }
         do {
             try Subprocess.start(process)

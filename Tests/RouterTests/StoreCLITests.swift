@@ -60,6 +60,47 @@ import Testing
         #expect(try JSONValue.parse(ok.stdout).arrayValue?.count == 3)
     }
 
+    /// The test above refuses its bad line while parsing, before the router sees any device, so it
+    /// passes even when the router stores device by device. Here line 4 parses and is refused by the
+    /// channel that serves it (a sealed Home Assistant relay needs the registration `secret`), after
+    /// lines 1–3 were accepted: they must not be stored either.
+    @Test func aLineRefusedByItsChannelStoresNoEarlierLine() throws {
+        let cli = try CLI(
+            configText: """
+                version: 1
+                store: { path: ./herald.db }
+                channels:
+                  ha: { type: relay, protocol: home-assistant, platforms: [mobile-app], encryption: secretbox }
+                routes:
+                  default:
+                    - deliver: [ha]
+                """)
+        func device(_ id: String, secret: Bool) -> String {
+            let fields: JSONValue = [
+                "deviceId": .string(id), "platform": "mobile-app",
+                "pushUrl": "https://mobile-apps.home-assistant.example/api/sendPush/android/v1",
+                "token": .string("fcm:\(id)"),
+                "registrationInfo": [
+                    "appId": "io.homeassistant.companion.android", "appVersion": "2024.1", "osVersion": "34",
+                ],
+            ]
+            guard secret, var object = fields.objectValue else { return fields.canonicalString }
+            object["secret"] = .string(String(repeating: "0123456789abcdef", count: 4))
+            return JSONValue.object(object).canonicalString
+        }
+        let good = ["h1", "h2", "h3"].map { device($0, secret: true) }
+        let r = try cli.run(
+            ["devices", "register"], stdin: (good + [device("h4", secret: false)]).joined(separator: "\n"))
+        #expect(r.code == 65)
+        #expect(r.stderr.contains("line 4: secret:"), "\(r.stderr)")
+        #expect(r.stderr.contains("nothing was stored"))
+        #expect(try cli.run(["devices", "list", "--format", "json"]).stdout == "[]\n")
+        // The same three lines alone are stored.
+        let ok = try cli.run(["devices", "register", "--format", "json"], stdin: good.joined(separator: "\n"))
+        #expect(ok.code == 0, "\(ok.stderr)")
+        #expect(try JSONValue.parse(ok.stdout).arrayValue?.count == 3)
+    }
+
     @Test func aRepeatedIdPrintsTheStoredReportAndSaysSo() throws {
         let cli = try CLI(configText: Self.logConfig)
         let notification = #"{"id":"n-twice","title":"once"}"#

@@ -37,4 +37,17 @@ public struct FuzzInput: Sendable {
 
     /// A fixed clock reading, so runs are reproducible.
     public static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// The longest delay Herald may take from a provider's answer (`RetryAfter.maximum`, one day).
+    public static let longestDelay: Duration = .seconds(86_400)
+
+    /// Checks a delay a classifier read from a provider's answer: it must lie in `0...`one day, the
+    /// ceiling every delay from the network is clamped to (issue 15 item 1). A longer one is a defect
+    /// even when the classifier itself does not trap: the outbox later turns it into a date and then
+    /// into milliseconds, and a huge value traps there (`Retry-After: 99999999999999999` killed every
+    /// worker this way).
+    public static func checkDelay(_ delay: Duration?, _ what: @autoclosure () -> String) {
+        guard let delay else { return }
+        precondition(delay >= .zero && delay <= longestDelay, "\(what()): delay \(delay) outside 0...1 day")
+    }
 }

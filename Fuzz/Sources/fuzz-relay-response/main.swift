@@ -13,12 +13,15 @@ private let target = DeliveryTarget(
 public func fuzzRelayResponse(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = FuzzInput(data, size)
     let retryAfter = input.retryAfter.flatMap { RetryAfter.parse($0, now: FuzzInput.now) }
-    _ = HapiRelay.classify(target, status: input.status, body: input.body, retryAfter: retryAfter)
-    _ = HomeAssistantRelay.classify(
+    let hapi = HapiRelay.classify(target, status: input.status, body: input.body, retryAfter: retryAfter)
+    FuzzInput.checkDelay(hapi.retryAfter, "hapi retry")
+    let ha = HomeAssistantRelay.classify(
         target, status: input.status, body: input.body, now: FuzzInput.now, retryAfter: retryAfter)
+    FuzzInput.checkDelay(ha.retryAfter, "Home Assistant retry (resetsAt)")
     _ = OpenChamberSigning.parseResults(input.body)
     let results = OpenChamberSigning.classify(
         byToken: ["t1": [target]], status: input.status, body: input.body, retryAfter: retryAfter)
     precondition(results.count == 1, "openchamber classify: \(results.count) results for 1 target")
+    for r in results { FuzzInput.checkDelay(r.retryAfter, "openchamber retry") }
     return 0
 }

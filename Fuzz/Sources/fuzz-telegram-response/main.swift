@@ -6,6 +6,8 @@ import TelegramChannel
 public func fuzzTelegramResponse(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = FuzzInput(data, size)
     let response = TelegramResponse(status: input.status, body: input.body)
-    _ = TelegramOutcome.classify(response)
+    if case .retry(_, let after) = TelegramOutcome.classify(response) {
+        FuzzInput.checkDelay(after, "Telegram retry_after")
+    }
     return 0
 }
