@@ -86,6 +86,9 @@ let package = Package(
             ],
             path: "Sources/Channels/HeraldChannels"),
 
+        // The operator console (`GET /console` of herald serve): its files built in, and the summary it reads.
+        .target(name: "HeraldConsole", dependencies: ["ChannelAPI", "Router"], exclude: ["Console"]),
+
         // Fakes for channel authors and our own tests.
         .target(
             name: "RouterTesting", dependencies: ["ChannelAPI", "Router", "HeraldHTTP", "HeraldSync", "HeraldYAML"]),
@@ -125,6 +128,10 @@ let package = Package(
                 "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSQLite", "HeraldSync",
                 "NtfyChannel",
             ],
+            exclude: ["Scripts"]),
+        .testTarget(
+            name: "ConsoleTests",
+            dependencies: ["HeraldConsole", "Router", "HeraldChannels", "HeraldCrypto", "HeraldHTTPTesting"],
             exclude: ["Scripts"]),
         .testTarget(
             name: "ChannelsTests",

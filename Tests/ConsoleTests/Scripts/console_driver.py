@@ -96,6 +96,26 @@ def send_notification(base, token, body):
         return res.status, json.load(res)
 
 
+def wait_for_server(base, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/healthz", timeout=2) as res:
+                if res.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError("herald serve did not answer /healthz")
+        time.sleep(0.05)
+
+
+def console_headers(base):
+    with urllib.request.urlopen(base + "/console", timeout=5) as res:
+        return {"status": res.status, "contentType": res.headers.get("Content-Type"),
+                "csp": res.headers.get("Content-Security-Policy")}
+
+
 def viewport(cdp, width, height, mobile):
     cdp.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=mobile)
     cdp.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
@@ -137,6 +157,8 @@ def main():
     try:
         proc, ws_url = start_chromium(profile)
         cdp = CDP(ws_url)
+        wait_for_server(a.base)
+        seen["consoleResponse"] = console_headers(a.base)
         cdp.call("Network.enable")
         cdp.call("Page.enable")
         cdp.call("Runtime.enable")
