@@ -98,6 +98,8 @@ td.num { font-variant-numeric: tabular-nums; }
   table.cards-on-phone, table.cards-on-phone tbody, table.cards-on-phone tr, table.cards-on-phone td { display: block; width: 100%; }
   table.cards-on-phone tr { border: 1px solid var(--line); border-radius: 8px; margin: 0 0 8px; padding: 4px 0; }
   table.cards-on-phone td { border: none; padding: 2px 10px; }
+  table.cards-on-phone td.num { display: inline-block; width: auto; }
+  table.cards-on-phone td:empty { display: none; }
   table.cards-on-phone td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: 12px; }
   .card .big { font-size: 22px; }
 }
