@@ -99,24 +99,27 @@ public struct ConsoleSummary: Sendable {
         var names = knownNamespaces.union(config.routes.namespaces.keys)
         names.insert("default")
         // `default` first, then by name.
-        let visible = names.filter(caller.covers).sorted { ($0 != "default", $0) < ($1 != "default", $1) }
-        let summary: JSONValue = .object([
-            "token": .object([
-                "name": .string(caller.name), "scopes": .array(caller.scopes.map { .string($0) }),
-                "namespaces": .array(caller.namespaces.map { .string($0) }),
-            ]),
-            "namespaces": .array(visible.map { .string($0) }),
-            "generatedAt": .string(iso(now)),
-            "windowMinutes": .number(Double(minutes)),
-            "channels": .array(channels),
-            "outbox": .object([
-                "pending": .number(Double(counts[.pending] ?? 0)), "retry": .number(Double(counts[.retry] ?? 0)),
-            ]),
-            "perMinute": .array(minuteJSON),
-            "graph": RouteGraph.json(config, covering: caller.covers),
-            "lastOutcomes": .object(lastOutcomes.mapValues { .object($0) }),
-            "truncated": .bool(truncated),
+        let covered = names.filter(caller.covers)
+        let visible = (covered.contains("default") ? ["default"] : []) + covered.subtracting(["default"]).sorted()
+        let token: JSONValue = .object([
+            "name": .string(caller.name), "scopes": .array(caller.scopes.map { .string($0) }),
+            "namespaces": .array(caller.namespaces.map { .string($0) }),
         ])
+        let outbox: JSONValue = .object([
+            "pending": .number(Double(counts[.pending] ?? 0)), "retry": .number(Double(counts[.retry] ?? 0)),
+        ])
+        var o: [String: JSONValue] = [:]
+        o["token"] = token
+        o["namespaces"] = .array(visible.map { .string($0) })
+        o["generatedAt"] = .string(iso(now))
+        o["windowMinutes"] = .number(Double(minutes))
+        o["channels"] = .array(channels)
+        o["outbox"] = outbox
+        o["perMinute"] = .array(minuteJSON)
+        o["graph"] = RouteGraph.json(config, covering: caller.covers)
+        o["lastOutcomes"] = .object(lastOutcomes.mapValues { .object($0) })
+        o["truncated"] = .bool(truncated)
+        let summary: JSONValue = .object(o)
         return ConsoleSummary(json: summary)
     }
 

@@ -13,16 +13,16 @@ import Testing
         store: { path: ./herald.db }
         channels:
           audit: { type: log, path: ./audit.jsonl }
-          backup hook: { type: log, path: ./backup.jsonl }
+          backup.hook: { type: log, path: ./backup.jsonl }
           quiet: { type: log, path: ./quiet.jsonl, enabled: false }
         routes:
           default:
             - deliver: [audit]
-            - deliver: [backup hook, quiet]
+            - deliver: [backup.hook, quiet]
               unless-delivered: [audit]
           namespaces:
             team-a:
-              - deliver: [audit, backup hook]
+              - deliver: [audit, backup.hook]
                 mode: first
                 when: { type: [door, alarm], severity: [critical] }
                 cooldown: 30s
