@@ -32,6 +32,9 @@ let package = Package(
         .systemLibrary(
             name: "CSodium", path: "Sources/C/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CMicroHTTPD", path: "Sources/C/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
         .target(
             name: "CHeraldShims", dependencies: ["CCurl", "CSQLite", "COpenSSL"],
             path: "Sources/C/CHeraldShims"),
@@ -48,6 +51,8 @@ let package = Package(
             path: "Sources/Support/HeraldSQLite"),
         .target(name: "HeraldYAML", dependencies: ["CYAML"], path: "Sources/Support/HeraldYAML"),
         .target(name: "HeraldSodium", dependencies: ["CSodium"], path: "Sources/Support/HeraldSodium"),
+        // The HTTP server of `herald serve` (GNU libmicrohttpd).
+        .target(name: "HeraldMHD", dependencies: ["CMicroHTTPD", "HeraldSync"], path: "Sources/Support/HeraldMHD"),
         // The one lock type (a POSIX mutex that sanitizers see); no C library of its own.
         .target(name: "HeraldSync", path: "Sources/Support/HeraldSync"),
 
@@ -57,6 +62,10 @@ let package = Package(
         .target(
             name: "Router",
             dependencies: ["ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldYAML", "HeraldSync"]),
+
+        // The HTTP API of `herald serve`: request values in, response values out, the router behind.
+        .target(
+            name: "HeraldServer", dependencies: ["ChannelAPI", "Router", "HeraldMHD", "HeraldCrypto", "HeraldSync"]),
 
         // Built-in channel modules.
         .target(
@@ -98,7 +107,7 @@ let package = Package(
             resources: [.copy("Resources/fake_http_server.py")]),
 
         // Executables.
-        .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels"]),
+        .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels", "HeraldServer", "HeraldCrypto"]),
         .executableTarget(
             name: "HeraldBench",
             dependencies: [
@@ -127,6 +136,13 @@ let package = Package(
             dependencies: [
                 "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSQLite", "HeraldSync",
                 "NtfyChannel",
+            ],
+            exclude: ["Scripts"]),
+        .testTarget(
+            name: "ServerTests",
+            dependencies: [
+                "HeraldServer", "HeraldMHD", "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels",
+                "HeraldCrypto", "HeraldSync",
             ],
             exclude: ["Scripts"]),
         .testTarget(

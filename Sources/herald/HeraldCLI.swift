@@ -20,6 +20,8 @@ struct HeraldCLI {
           send [--json J]                            route one notification (JSON on stdin if no --json)
           drain [--until-empty] [--timeout SECONDS]  run due retries from the outbox
           run                                        worker: retries, inbound events, SIGHUP reload
+          serve                                      run + the HTTP API (server: section)
+          tokens new --name N [--namespaces a,b] [--scopes send,read]   a new API token and its config entry
           history [--namespace NS] [--id ID] [--limit N]
           event --id ID --kind received|tapped|dismissed|action [--action A] [--device-id D]
           keys vapid [--channel NAME]                print the VAPID public key
@@ -166,6 +168,29 @@ struct HeraldCLI {
         case "run":
             try args.allow(["format"])
             return try await runWorker(args)
+        case "serve":
+            try args.allow(["format"])
+            return try await ServeCommand.serve(configPath: try configPath(args))
+        case "tokens":
+            try args.allow(["format", "name", "namespaces", "scopes"])
+            guard args.positional.count >= 2, args.positional[1] == "new" else { throw UsageError("tokens needs: new") }
+            guard let name = args.value("name") else { throw UsageError("tokens new needs --name NAME") }
+            func split(_ v: String?, _ fallback: [String]) -> [String] {
+                v.map {
+                    $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                }
+                    ?? fallback
+            }
+            let (token, yaml) = try ServeCommand.newToken(
+                name: name, namespaces: split(args.value("namespaces"), ["default"]),
+                scopes: split(args.value("scopes"), ["send", "devices", "events", "read"]))
+            if format == "json" {
+                output(["token": .string(token), "yaml": .string(yaml)])
+            } else {
+                print("token (shown once; only its hash goes in the config): \(token)\n")
+                print("add to server.tokens:\n\(yaml)")
+            }
+            return 0
         case "history":
             try args.allow(["format", "namespace", "id", "limit"])
             let limit = Int(args.value("limit") ?? "50") ?? 50
@@ -272,14 +297,7 @@ struct HeraldCLI {
                 var results: [JSONValue] = []
                 for (d, r) in zip(devices, stored) {
                     for w in r.warnings { eprint("herald: \(w.description)") }
-                    results.append(
-                        .object([
-                            "namespace": .string(d.namespace), "deviceId": .string(d.deviceId),
-                            "platform": .string(d.platform),
-                            "created": .bool(r.created), "moved": .array(r.moved.map { .string($0) }),
-                            "channels": .array(r.channels.map { .string($0) }),
-                            "warnings": .array(r.warnings.map { .string($0.description) }),
-                        ]))
+                    results.append(r.json(for: d))
                     if format != "json" {
                         print("\(r.created ? "registered" : "updated") \(d.namespace)/\(d.deviceId) (\(d.platform))")
                     }
@@ -292,15 +310,7 @@ struct HeraldCLI {
             return try await withRouter(args) { router in
                 let list = try router.devices(namespace: args.value("namespace"))
                 if format == "json" {
-                    output(
-                        .array(
-                            list.map { d in
-                                var o = HeraldChannels.registry.redactedJSON(of: d).objectValue ?? [:]
-                                let reach = router.reach(of: d)
-                                o["channels"] = .array(reach.channels.map { .string($0) })
-                                if let why = reach.unreachableReason { o["unreachable"] = .string(why) }
-                                return .object(o)
-                            }))
+                    output(.array(list.map { router.listingJSON(of: $0) }))
                 } else {
                     for d in list {
                         let addr = d.address.map { " " + Redaction.mask($0) } ?? ""

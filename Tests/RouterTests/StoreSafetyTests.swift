@@ -413,6 +413,10 @@ final class RecordRefusingStore: HeraldStore {
         try base.history(namespace: namespace, id: id, limit: limit)
     }
     func purge(before date: Date) throws -> Int { try base.purge(before: date) }
+    func eventLog(after: Int64, namespaces: [String]?, limit: Int) throws -> [EventLogEntry] {
+        try base.eventLog(after: after, namespaces: namespaces, limit: limit)
+    }
+    func lastEventSequence() throws -> Int64 { try base.lastEventSequence() }
     func channelState(_ channel: String) -> any ChannelStateStore { base.channelState(channel) }
     func addBadgeTag(namespace: String, tag: String, now: Date) throws {
         try base.addBadgeTag(namespace: namespace, tag: tag, now: now)

@@ -119,7 +119,9 @@ public enum ConfigLoader {
 
         mutating func read(_ top: ConfigNode) throws(ConfigError) -> HeraldConfig {
             let entries = try top.mapping("the config")
-            let allowed: Set<String> = ["version", "store", "tls", "http", "history", "log", "channels", "routes"]
+            let allowed: Set<String> = [
+                "version", "store", "tls", "http", "history", "log", "channels", "routes", "server",
+            ]
             var byKey: [String: (keyNode: ConfigNode, value: ConfigNode)] = [:]
             for e in entries {
                 guard allowed.contains(e.key) else {
@@ -202,6 +204,8 @@ public enum ConfigLoader {
                     }
                 }
             }
+            var server = ServerConfig()
+            if let sv = byKey["server"]?.value, !sv.isNull { server = try readServer(sv) }
             guard let ch = byKey["channels"] else { throw top.error("missing required key 'channels'") }
             let channels = try readChannels(ch.value)
             guard let r = byKey["routes"] else { throw top.error("missing required key 'routes'") }
@@ -218,7 +222,164 @@ public enum ConfigLoader {
             }
             return HeraldConfig(
                 file: file, version: version, storePath: storePath, caFile: caFile, http: http, retention: retention,
-                logLevel: logLevel, channels: channels, routes: routes, warnings: warnings)
+                logLevel: logLevel, channels: channels, routes: routes, warnings: warnings, server: server)
+        }
+
+        /// The `server:` section (http-api.md §1).
+        func readServer(_ node: ConfigNode) throws(ConfigError) -> ServerConfig {
+            var server = ServerConfig()
+            for e in try node.mapping("server") {
+                switch e.key {
+                case "listen":
+                    let text = try e.value.string("server.listen")
+                    guard let (host, port) = ServerConfig.parseListen(text) else {
+                        throw e.value.error(
+                            "server.listen must be host:port with a numeric address (127.0.0.1:8686, [::1]:8686, "
+                                + "0.0.0.0:8686), got \"\(text)\"")
+                    }
+                    server.host = host
+                    server.port = port
+                    server.listenMark = e.value.mark
+                case "tls":
+                    var cert: String?
+                    var key: String?
+                    for t in try e.value.mapping("server.tls") {
+                        switch t.key {
+                        case "cert": cert = try t.value.path("server.tls.cert")
+                        case "key": key = try t.value.path("server.tls.key")
+                        default: throw t.keyNode.error("unknown key '\(t.key)' in server.tls (expected cert, key)")
+                        }
+                        if let p = t.key == "cert" ? cert : key, !t.value.offline,
+                            !FileManager.default.isReadableFile(atPath: p)
+                        {
+                            throw t.value.error("server.tls.\(t.key) \(p) cannot be read")
+                        }
+                    }
+                    guard let cert, let key else { throw e.value.error("server.tls needs both cert and key") }
+                    server.tls = TLSFiles(certificate: cert, key: key)
+                case "max-body":
+                    let text = try e.value.string("server.max-body")
+                    guard let size = ServerConfig.parseSize(text), (1...(64 << 20)).contains(size) else {
+                        throw e.value.error(
+                            "server.max-body must be a size from 1B to 64MiB (65536, 512B, 64KiB, 1MiB), got \"\(text)\""
+                        )
+                    }
+                    server.maxBody = size
+                case "tokens": server.tokens = try readTokens(e.value)
+                case "rate-limit":
+                    for r in try e.value.mapping("server.rate-limit") {
+                        switch r.key {
+                        case "per-token":
+                            let text = try r.value.string("server.rate-limit.per-token")
+                            guard let rate = Reader.parseRate(text) else {
+                                throw r.value.error(
+                                    "server.rate-limit.per-token must be a rate like 50/s or 600/m, got \"\(text)\"")
+                            }
+                            server.ratePerSecond = rate
+                        case "burst": server.burst = try bounded(r.value, "server.rate-limit.burst", 1...1_000_000)
+                        default:
+                            throw r.keyNode.error(
+                                "unknown key '\(r.key)' in server.rate-limit (expected per-token, burst)")
+                        }
+                    }
+                case "metrics":
+                    let text = try e.value.string("server.metrics")
+                    switch text {
+                    case "public": server.metricsPublic = true
+                    case "token": server.metricsPublic = false
+                    default: throw e.value.error("server.metrics must be public or token, got \"\(text)\"")
+                    }
+                case "request-timeout":
+                    server.requestTimeout = try positive(e.value, "server.request-timeout")
+                case "idle-timeout": server.idleTimeout = try positive(e.value, "server.idle-timeout")
+                case "keepalive": server.keepalive = try positive(e.value, "server.keepalive")
+                default:
+                    throw e.keyNode.error(
+                        "unknown key '\(e.key)' in server (expected listen, tls, max-body, tokens, rate-limit, metrics, "
+                            + "request-timeout, idle-timeout, keepalive)")
+                }
+            }
+            return server
+        }
+
+        func positive(_ node: ConfigNode, _ what: String) throws(ConfigError) -> Duration {
+            let d = try node.duration(what)
+            guard d > .zero, d <= .seconds(86_400) else {
+                throw node.error("\(what) must be more than 0 and at most 1d")
+            }
+            return d
+        }
+
+        /// `50/s`, `600/m`, `3600/h`, or a bare number per second; nil when unreadable or not positive.
+        static func parseRate(_ text: String) -> Double? {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), let n = Double(parts[0].trimmingCharacters(in: .whitespaces)),
+                n.isFinite, n > 0
+            else { return nil }
+            guard parts.count == 2 else { return n }
+            switch parts[1].trimmingCharacters(in: .whitespaces) {
+            case "s": return n
+            case "m": return n / 60
+            case "h": return n / 3600
+            default: return nil
+            }
+        }
+
+        func readTokens(_ node: ConfigNode) throws(ConfigError) -> [APIToken] {
+            var tokens: [APIToken] = []
+            var names: Set<String> = []
+            for item in try node.sequence("server.tokens") {
+                var name: String?
+                var hash: String?
+                var namespaces = ["default"]
+                var scopes: Set<String>?
+                for t in try item.mapping("a token") {
+                    switch t.key {
+                    case "name":
+                        let n = try t.value.string("name")
+                        try checkName(n, at: t.value, what: "token name")
+                        guard names.insert(n).inserted else { throw t.value.error("token name '\(n)' is used twice") }
+                        name = n
+                    case "sha256":
+                        let h = try t.value.string("sha256").lowercased()
+                        guard
+                            t.value.hasUnresolvedVariables
+                                || (h.utf8.count == 64
+                                    && h.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) })
+                        else {
+                            throw t.value.error(
+                                "sha256 must be the 64 hex digits of the token's SHA-256 (herald tokens new prints it)")
+                        }
+                        hash = h
+                    case "namespaces":
+                        namespaces = try t.value.stringList("namespaces")
+                        for ns in namespaces {
+                            let stem = ns.hasSuffix("*") ? String(ns.dropLast()) : ns
+                            guard !stem.contains("*"), ns == "*" || !stem.isEmpty else {
+                                throw t.value.error("namespace '\(ns)': use an exact name or a prefix ending in *")
+                            }
+                        }
+                    case "scopes":
+                        let list = try t.value.stringList("scopes")
+                        for s in list where !APIToken.knownScopes.contains(s) {
+                            throw t.value.error(
+                                "unknown scope '\(s)' (expected \(APIToken.knownScopes.sorted().joined(separator: ", ")))"
+                            )
+                        }
+                        scopes = Set(list)
+                    default:
+                        throw t.keyNode.error(
+                            "unknown key '\(t.key)' in a token (expected name, sha256, namespaces, scopes)")
+                    }
+                }
+                guard let name else { throw item.error("a token needs a name") }
+                guard let hash else { throw item.error("token \(name) needs sha256") }
+                guard let scopes else {
+                    throw item.error("token \(name) needs scopes (send, devices, events, read, metrics)")
+                }
+                tokens.append(APIToken(name: name, sha256: hash, namespaces: namespaces, scopes: scopes))
+            }
+            return tokens
         }
 
         /// An integer in `range`, or an error naming the key and the range.

@@ -24,6 +24,8 @@ public struct HeraldConfig: Sendable {
     public var routes: RouteTable
     /// Non-fatal findings.
     public var warnings: [ConfigWarning]
+    /// The `server:` section (`herald serve`).
+    public var server = ServerConfig()
 
     /// The channel named `name`.
     public func channel(_ name: String) -> ChannelSpec? { channels.first { $0.name == name } }

@@ -78,6 +78,17 @@ public protocol HeraldStore: Sendable {
     /// hit are stamped with `now`, so the next repeat within the window is a hit.
     func touchCooldowns(namespace: String, tag: String, keys: [(key: String, window: Duration)], now: Date) throws
         -> Set<String>
+
+    // MARK: Event log
+    /// Event-log entries with a sequence number above `after`, oldest first, at most `limit`; only
+    /// those of `namespaces` when given (nil: every namespace). Entries are written by the store
+    /// itself, in the same transaction as the change they report: `insertNotification` (kind
+    /// `notification`), `suppress` and `record` (kind `delivery`, one per delivery outcome), and
+    /// `recordEvent` (the lifecycle kind). Sequence numbers increase in commit order, so a reader
+    /// that has seen `n` never later finds an entry below `n` it did not see.
+    func eventLog(after: Int64, namespaces: [String]?, limit: Int) throws -> [EventLogEntry]
+    /// The highest sequence number written so far (0 for an empty log).
+    func lastEventSequence() throws -> Int64
 }
 
 extension HeraldStore {

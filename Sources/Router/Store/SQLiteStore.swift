@@ -231,7 +231,18 @@ public final class SQLiteStore: HeraldStore {
                 CREATE TABLE cooldowns(
                   namespace TEXT NOT NULL, step_key TEXT NOT NULL, tag TEXT NOT NULL, at INTEGER NOT NULL,
                   PRIMARY KEY(namespace, step_key, tag));
-                """)
+                """),
+        // The event log `herald serve` streams (GET /v1/events): written in the transactions of the
+        // changes it reports, so its sequence is the commit order.
+        SQLiteMigration(
+            version: 2,
+            sql: """
+                CREATE TABLE event_log(
+                  sequence INTEGER PRIMARY KEY AUTOINCREMENT, namespace TEXT NOT NULL, kind TEXT NOT NULL,
+                  notification_id TEXT NOT NULL, data TEXT NOT NULL, created_at INTEGER NOT NULL);
+                CREATE INDEX event_log_namespace ON event_log(namespace, sequence);
+                CREATE INDEX event_log_notification ON event_log(notification_id);
+                """),
     ]
 
     // MARK: Encoding helpers
@@ -419,7 +430,86 @@ public final class SQLiteStore: HeraldStore {
                 }
                 try c.run(insert)
             }
+            try SQLiteStore.appendEvent(
+                c, namespace: n.namespace, kind: "notification", notificationId: n.id,
+                data: [
+                    "notificationId": .string(n.id), "namespace": .string(n.namespace),
+                    "planned": .number(Double(deliveries.count)),
+                ], at: at)
+            // Deliveries suppressed at plan time are outcomes too.
+            for d in deliveries where d.state == .suppressed {
+                try SQLiteStore.appendEvent(
+                    c, namespace: n.namespace, kind: "delivery", notificationId: n.id,
+                    data: SQLiteStore.deliveryEventData(
+                        notificationId: n.id, channel: d.channel, deviceId: d.deviceId, outcome: "suppressed",
+                        attempt: 0, reason: d.reason), at: at)
+            }
         }
+    }
+
+    // MARK: Event log
+
+    /// Appends one event-log entry inside the caller's transaction.
+    static func appendEvent(
+        _ c: SQLiteConnection, namespace: String, kind: String, notificationId: String, data: JSONValue, at: Int64
+    ) throws {
+        try c.run(
+            """
+            INSERT INTO event_log(namespace, kind, notification_id, data, created_at)
+            VALUES(\(namespace), \(kind), \(notificationId), \(data.canonicalString), \(at))
+            """)
+    }
+
+    /// The `data` of a `delivery` entry (http-api.md §4).
+    static func deliveryEventData(
+        notificationId: String, channel: String, deviceId: String?, outcome: String, attempt: Int, reason: String?
+    ) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "notificationId": .string(notificationId), "channel": .string(channel), "outcome": .string(outcome),
+            "attempt": .number(Double(attempt)),
+        ]
+        if let deviceId { o["deviceId"] = .string(deviceId) }
+        if let reason { o["reason"] = .string(reason) }
+        return .object(o)
+    }
+
+    /// The namespace of a notification, read inside a transaction (cached per call in `cache`).
+    static func namespace(
+        of notificationId: String, _ c: SQLiteConnection, cache: inout [String: String]
+    ) throws -> String? {
+        if let ns = cache[notificationId] { return ns }
+        let ns = try c.queryOne("SELECT namespace FROM notifications WHERE id = \(notificationId)")?.string("namespace")
+        if let ns { cache[notificationId] = ns }
+        return ns
+    }
+
+    /// See ``HeraldStore``.
+    public func eventLog(after: Int64, namespaces: [String]?, limit: Int) throws -> [EventLogEntry] {
+        let limit = max(0, limit)
+        let rows: [SQLiteRow]
+        if let namespaces {
+            guard !namespaces.isEmpty else { return [] }
+            rows = try db.query(
+                """
+                SELECT * FROM event_log WHERE sequence > \(after) AND namespace IN (\(list: namespaces))
+                ORDER BY sequence LIMIT \(limit)
+                """)
+        } else {
+            rows = try db.query("SELECT * FROM event_log WHERE sequence > \(after) ORDER BY sequence LIMIT \(limit)")
+        }
+        return try rows.map { row in
+            guard let sequence = row.int("sequence"), let ns = row.string("namespace"), let kind = row.string("kind"),
+                let nid = row.string("notification_id"), let text = row.string("data"),
+                let data = try? JSONValue.parse(text), let at = SQLiteStore.date(row["created_at"])
+            else { throw StoreError.corrupt("event log row") }
+            return EventLogEntry(
+                sequence: sequence, namespace: ns, kind: kind, notificationId: nid, data: data, createdAt: at)
+        }
+    }
+
+    /// See ``HeraldStore``.
+    public func lastEventSequence() throws -> Int64 {
+        try db.queryOne("SELECT MAX(sequence) AS s FROM event_log")?.int("s") ?? 0
     }
 
     /// See ``HeraldStore``.
@@ -523,13 +613,26 @@ public final class SQLiteStore: HeraldStore {
         guard !deliveryIds.isEmpty else { return }
         try checkWritable("record suppressed deliveries")
         try db.transaction { c in
+            var namespaces: [String: String] = [:]
             for id in deliveryIds {
-                try c.run(
+                let changed = try c.query(
                     """
                     UPDATE deliveries SET state = 'suppressed', reason = \(reason), lease_owner = NULL,
                       lease_until = NULL, updated_at = \(SQLiteStore.ms(now))
                     WHERE id = \(id) AND state = 'pending'
+                    RETURNING notification_id, channel, device_id, attempts
                     """)
+                for row in changed {
+                    guard let nid = row.string("notification_id"), let channel = row.string("channel"),
+                        let ns = try SQLiteStore.namespace(of: nid, c, cache: &namespaces)
+                    else { continue }
+                    try SQLiteStore.appendEvent(
+                        c, namespace: ns, kind: "delivery", notificationId: nid,
+                        data: SQLiteStore.deliveryEventData(
+                            notificationId: nid, channel: channel, deviceId: row.string("device_id"),
+                            outcome: "suppressed", attempt: Int(row.int("attempts") ?? 0), reason: reason),
+                        at: SQLiteStore.ms(now))
+                }
             }
         }
     }
@@ -550,18 +653,30 @@ public final class SQLiteStore: HeraldStore {
         try db.transaction { c in
             let at = SQLiteStore.ms(now)
             var removed: [Device] = []
+            var namespaces: [String: String] = [:]
             for a in attempts {
                 let details =
                     a.details.isEmpty ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
                 let state = a.state.rawValue
-                try c.run(
+                let updated = try c.query(
                     """
                     UPDATE deliveries SET state = \(state), attempts = \(a.attempt),
                       next_attempt_at = \(a.nextAttemptAt.map(SQLiteStore.ms)), status = \(a.status),
                       reason = \(a.reason), provider_id = COALESCE(\(a.providerMessageId), provider_id),
                       details = COALESCE(\(details), details), lease_owner = NULL, lease_until = NULL, updated_at = \(at)
                     WHERE id = \(a.deliveryId)
+                    RETURNING notification_id, channel, device_id
                     """)
+                for row in updated {
+                    guard let nid = row.string("notification_id"), let channel = row.string("channel"),
+                        let ns = try SQLiteStore.namespace(of: nid, c, cache: &namespaces)
+                    else { continue }
+                    try SQLiteStore.appendEvent(
+                        c, namespace: ns, kind: "delivery", notificationId: nid,
+                        data: SQLiteStore.deliveryEventData(
+                            notificationId: nid, channel: channel, deviceId: row.string("device_id"),
+                            outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason), at: at)
+                }
                 try c.run(
                     """
                     INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason)
@@ -649,7 +764,10 @@ public final class SQLiteStore: HeraldStore {
     public func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent {
         try checkWritable("record an event")
         return try db.transaction { c in
-            guard try c.queryOne("SELECT 1 FROM notifications WHERE id = \(event.notificationId)") != nil else {
+            guard
+                let namespace = try c.queryOne(
+                    "SELECT namespace FROM notifications WHERE id = \(event.notificationId)")?.string("namespace")
+            else {
                 throw StoreError.unknownNotification(event.notificationId)
             }
             let data =
@@ -663,6 +781,15 @@ public final class SQLiteStore: HeraldStore {
                 """)
             var stored = event
             stored.id = c.lastInsertRowID
+            var o: [String: JSONValue] = [
+                "notificationId": .string(event.notificationId), "kind": .string(event.kind.rawValue),
+            ]
+            if let action = event.actionId { o["action"] = .string(action) }
+            if let deviceId = event.deviceId { o["deviceId"] = .string(deviceId) }
+            if !event.actionData.isEmpty { o["data"] = .object(event.actionData.mapValues { .string($0) }) }
+            try SQLiteStore.appendEvent(
+                c, namespace: namespace, kind: event.kind.rawValue, notificationId: event.notificationId,
+                data: .object(o), at: SQLiteStore.ms(event.at))
             return stored
         }
     }
@@ -704,6 +831,13 @@ public final class SQLiteStore: HeraldStore {
     public func purge(before date: Date) throws -> Int {
         try checkWritable("purge old history")
         return try db.transaction { c in
+            try c.run(
+                """
+                DELETE FROM event_log WHERE notification_id IN (
+                  SELECT id FROM notifications WHERE created_at < \(SQLiteStore.ms(date)) AND NOT EXISTS (
+                    SELECT 1 FROM deliveries d WHERE d.notification_id = notifications.id
+                      AND d.state IN ('pending', 'retry')))
+                """)
             try c.run(
                 """
                 DELETE FROM notifications WHERE created_at < \(SQLiteStore.ms(date)) AND NOT EXISTS (

@@ -258,3 +258,34 @@ public struct StoredNotification: Sendable {
     /// The step rules it was planned with, by step index.
     public var steps: [StepRule]
 }
+
+/// One entry of the store's event log (what `GET /v1/events` streams).
+public struct EventLogEntry: Sendable, Equatable {
+    /// Store-wide increasing sequence number (the SSE `id:`).
+    public var sequence: Int64
+    /// The notification's namespace.
+    public var namespace: String
+    /// `notification`, `delivery`, or a lifecycle kind (`received`, `tapped`, `dismissed`, `action`).
+    public var kind: String
+    /// The notification it belongs to.
+    public var notificationId: String
+    /// The SSE `data:` object (http-api.md §4): for `delivery` `notificationId`, `channel`,
+    /// `deviceId` (absent for sinks), `outcome`, `attempt`, and `reason` when there is one; for a
+    /// lifecycle kind `notificationId`, `kind`, `action`, `deviceId`, `data` as recorded; for
+    /// `notification` `notificationId`, `namespace`, `planned` (the delivery count).
+    public var data: JSONValue
+    /// When it was written.
+    public var createdAt: Date
+
+    /// Creates an entry.
+    public init(
+        sequence: Int64, namespace: String, kind: String, notificationId: String, data: JSONValue, createdAt: Date
+    ) {
+        self.sequence = sequence
+        self.namespace = namespace
+        self.kind = kind
+        self.notificationId = notificationId
+        self.data = data
+        self.createdAt = createdAt
+    }
+}

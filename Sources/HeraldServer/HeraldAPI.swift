@@ -1,0 +1,585 @@
+import ChannelAPI
+import Foundation
+import HeraldMHD
+import HeraldSync
+import Router
+
+/// The HTTP API of `herald serve` (http-api.md), as a function from a ``ServerRequest`` to a
+/// ``ServerResponse`` with the router behind it. No socket here: ``HeraldServer`` connects it to
+/// libmicrohttpd, and tests (or a fuzzer) can call ``handle(_:)`` directly.
+public final class HeraldAPI: Sendable {
+    /// What may change on reload: the tokens and limits of the `server:` section.
+    struct Settings: Sendable {
+        var server: ServerConfig
+        var authenticator: TokenAuthenticator
+        var limiter: RateLimiter
+    }
+
+    let router: Router
+    let settings: Locked<Settings>
+    /// The metrics `GET /metrics` renders.
+    public let metrics: ServerMetrics
+    let signal = EventSignal()
+    let stopping = Locked(false)
+    let streams = Locked<[ObjectIdentifier: ResponseStream]>([:])
+    /// Monotonic seconds (the rate limiter's time; tests inject one).
+    let now: @Sendable () -> Double
+
+    /// Creates the API over `router` with the `server:` settings `server`.
+    public init(
+        router: Router, server: ServerConfig, metrics: ServerMetrics = ServerMetrics(),
+        now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    ) {
+        self.router = router
+        self.metrics = metrics
+        self.now = now
+        settings = Locked(HeraldAPI.settings(server))
+    }
+
+    static func settings(_ server: ServerConfig) -> Settings {
+        Settings(
+            server: server, authenticator: TokenAuthenticator(tokens: server.tokens),
+            limiter: RateLimiter(perSecond: server.ratePerSecond, burst: server.burst))
+    }
+
+    /// Swaps in new tokens, limits and timeouts (SIGHUP); open event streams keep going.
+    public func reload(server: ServerConfig) { settings.withLock { $0 = HeraldAPI.settings(server) } }
+
+    /// Router events wake the event streams; call once, keep the task, cancel it to stop.
+    public func forwardRouterEvents() -> Task<Void, Never> {
+        let events = router.events()
+        let signal = self.signal
+        let metrics = self.metrics
+        return Task {
+            for await event in events {
+                if case .delivery(let d) = event, d.state != .pending {
+                    metrics.countDelivery(
+                        channel: d.channel, outcome: d.state.reportOutcome,
+                        seconds: ServerMetrics.secondsSincePlanned(deliveryId: d.id, at: d.updatedAt))
+                }
+                signal.notify()
+            }
+        }
+    }
+
+    /// Marks the API as stopping: new requests get 503 and open event streams end.
+    public func beginShutdown() {
+        stopping.withLock { $0 = true }
+        for s in streams.withLock({ Array($0.values) }) { s.finish() }
+        signal.notify()
+    }
+
+    var isStopping: Bool { stopping.withLock { $0 } }
+
+    // MARK: Routing
+
+    /// A route of http-api.md §3: its pattern (the metrics label) and the methods it takes.
+    struct Route {
+        let pattern: String
+        let methods: [String]
+        let parameters: [String]
+    }
+
+    /// Matches a path to a route pattern and its `{…}` values.
+    static func match(_ path: String) -> Route? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        switch parts.count {
+        case 1 where parts[0] == "healthz": return Route(pattern: "/healthz", methods: ["GET"], parameters: [])
+        case 1 where parts[0] == "metrics": return Route(pattern: "/metrics", methods: ["GET"], parameters: [])
+        default: break
+        }
+        guard parts.count >= 2, parts[0] == "v1" else { return nil }
+        let rest = Array(parts.dropFirst())
+        switch rest.count {
+        case 1 where rest[0] == "devices":
+            return Route(pattern: "/v1/devices", methods: ["GET", "POST", "DELETE"], parameters: [])
+        case 1 where rest[0] == "notifications":
+            return Route(pattern: "/v1/notifications", methods: ["GET", "POST"], parameters: [])
+        case 1 where rest[0] == "events": return Route(pattern: "/v1/events", methods: ["GET"], parameters: [])
+        case 2 where rest[0] == "notifications" && !rest[1].isEmpty:
+            return Route(pattern: "/v1/notifications/{id}", methods: ["GET"], parameters: [rest[1]])
+        case 3 where rest[0] == "notifications" && !rest[1].isEmpty && rest[2] == "events":
+            return Route(pattern: "/v1/notifications/{id}/events", methods: ["POST"], parameters: [rest[1]])
+        case 3 where rest[0] == "notifications" && !rest[1].isEmpty && rest[2] == "action":
+            return Route(pattern: "/v1/notifications/{id}/action", methods: ["GET"], parameters: [rest[1]])
+        case 2 where rest[0] == "webpush" && rest[1] == "vapid-public-key":
+            return Route(pattern: "/v1/webpush/vapid-public-key", methods: ["GET"], parameters: [])
+        case 3 where rest[0] == "channels" && !rest[1].isEmpty && !rest[2].isEmpty:
+            return Route(pattern: "/v1/channels/{name}/{kind}", methods: ["POST"], parameters: [rest[1], rest[2]])
+        default: return nil
+        }
+    }
+
+    /// Answers one request; never throws, every failure is a JSON error (§6).
+    public func handle(_ request: ServerRequest) async -> ServerResponse {
+        let started = now()
+        let route = HeraldAPI.match(request.path)
+        var response: ServerResponse
+        do {
+            response = try await dispatch(request, route: route)
+        } catch let e as APIError {
+            response = e.response
+        } catch let e as ValidationError {
+            response = APIError.invalid(e).response
+        } catch let e as StoreError {
+            response = HeraldAPI.storeError(e).response
+        } catch {
+            response = APIError(500, "internal", "\(error)").response
+        }
+        metrics.countRequest(route: route?.pattern ?? "unmatched", code: response.status, seconds: now() - started)
+        return response
+    }
+
+    static func storeError(_ e: StoreError) -> APIError {
+        switch e {
+        case .unknownNotification(let id): .notFound("no notification \(id)")
+        case .readOnly, .writeFailed, .cannotOpen: .unavailable("the store cannot be written: \(e.description)")
+        default: APIError(500, "store", e.description)
+        }
+    }
+
+    func dispatch(_ request: ServerRequest, route: Route?) async throws -> ServerResponse {
+        guard let route else { throw APIError.notFound("no route \(request.method) \(request.path)") }
+        let method = request.method == "HEAD" && route.methods.contains("GET") ? "GET" : request.method
+        guard route.methods.contains(method) else {
+            throw APIError(
+                405, "method_not_allowed", "\(route.pattern) takes \(route.methods.joined(separator: ", "))",
+                headers: [("Allow", route.methods.joined(separator: ", "))])
+        }
+        if isStopping, route.pattern != "/healthz" { throw APIError.unavailable("shutting down") }
+        switch (method, route.pattern) {
+        case ("GET", "/healthz"): return healthz()
+        case ("GET", "/metrics"):
+            if !settings.withLock({ $0.server.metricsPublic }) {
+                _ = try authorize(request, scopes: ["metrics"], route: route)
+            }
+            return try renderMetrics()
+        case ("POST", "/v1/channels/{name}/{kind}"):
+            return try await channelWebhook(request, name: route.parameters[0], kind: route.parameters[1])
+        default: break
+        }
+        switch (method, route.pattern) {
+        case ("POST", "/v1/devices"):
+            return try await registerDevice(request, token: try authorize(request, scopes: ["devices"], route: route))
+        case ("GET", "/v1/devices"):
+            return try listDevices(request, token: try authorize(request, scopes: ["read"], route: route))
+        case ("DELETE", "/v1/devices"):
+            return try removeDevices(request, token: try authorize(request, scopes: ["devices"], route: route))
+        case ("POST", "/v1/notifications"):
+            return try await send(request, token: try authorize(request, scopes: ["send"], route: route))
+        case ("GET", "/v1/notifications"):
+            return try listNotifications(request, token: try authorize(request, scopes: ["read"], route: route))
+        case ("GET", "/v1/notifications/{id}"):
+            let token = try authorize(request, scopes: ["read"], route: route)
+            return try notification(route.parameters[0], token: token)
+        case ("POST", "/v1/notifications/{id}/events"):
+            let token = try authorize(request, scopes: ["events"], route: route)
+            return try recordEvent(request, id: route.parameters[0], token: token)
+        case ("GET", "/v1/notifications/{id}/action"):
+            let token = try authorize(request, scopes: ["read"], route: route)
+            return try await waitForAction(request, id: route.parameters[0], token: token)
+        case ("GET", "/v1/events"):
+            return try eventStream(request, token: try authorize(request, scopes: ["read", "events"], route: route))
+        case ("GET", "/v1/webpush/vapid-public-key"):
+            _ = try authorize(request, scopes: ["read", "devices"], route: route)
+            return try await vapidKey(request)
+        default:
+            throw APIError.notFound("no route \(request.method) \(request.path)")
+        }
+    }
+
+    // MARK: Auth
+
+    /// The token of the request (`Authorization: Bearer`, or `?token=` on `/v1/events` only), after
+    /// the rate limit and a check that it has one of `scopes`.
+    func authorize(_ request: ServerRequest, scopes: Set<String>, route: Route) throws -> APIToken {
+        var bearer: String?
+        if let header = request.header("authorization") {
+            let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                bearer = parts[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        if bearer == nil, route.pattern == "/v1/events", let t = request.query["token"] { bearer = t }
+        guard let bearer, !bearer.isEmpty else {
+            throw APIError.unauthorized(
+                route.pattern != "/v1/events" && request.query["token"] != nil && route.pattern != "/v1/devices"
+                    ? "a token in the query is only accepted on /v1/events; send Authorization: Bearer"
+                    : "send Authorization: Bearer <token>")
+        }
+        let (auth, limiter) = settings.withLock { ($0.authenticator, $0.limiter) }
+        guard let token = auth.authenticate(bearer) else { throw APIError.unauthorized("unknown token") }
+        if let wait = limiter.take(token.name, now: now()) {
+            throw APIError(
+                429, "rate_limited", "token \(token.name) is over its rate limit; retry in \(wait) s",
+                headers: [("Retry-After", String(wait))])
+        }
+        guard !token.scopes.isDisjoint(with: scopes) else {
+            throw APIError.forbidden(
+                "token \(token.name) lacks the scope \(scopes.sorted().joined(separator: " or ")) for \(route.pattern)")
+        }
+        return token
+    }
+
+    /// Refuses a write into a namespace the token does not cover (403).
+    func requireCovers(_ token: APIToken, _ namespace: String) throws {
+        guard token.covers(namespace) else {
+            throw APIError.forbidden("token \(token.name) does not cover namespace \(namespace)")
+        }
+    }
+
+    // MARK: Bodies
+
+    /// The body as a JSON object: 415 unless `Content-Type` is `application/json`, 400 when it is
+    /// not JSON (with the byte offset) or not an object.
+    static func jsonObject(_ request: ServerRequest) throws -> JSONValue {
+        let type = (request.header("content-type") ?? "").split(separator: ";").first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard type == "application/json" else {
+            throw APIError(
+                415, "unsupported_media_type",
+                "send the body as Content-Type: application/json (got \(request.header("content-type") ?? "none"))")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(request.body)
+        } catch {
+            throw APIError(400, "invalid_json", error.description)
+        }
+        guard case .object = value else {
+            throw APIError(400, "invalid_json", "the body must be a JSON object, not \(value.kindName)")
+        }
+        return value
+    }
+
+    static func json(_ status: Int, _ value: JSONValue, headers: [(name: String, value: String)] = [])
+        -> ServerResponse
+    {
+        ServerResponse(
+            status: status, headers: [("Content-Type", "application/json")] + headers,
+            body: .bytes(value.canonicalBytes + [0x0A]))
+    }
+
+    static func namespaceParameter(_ request: ServerRequest) throws -> String {
+        let ns = request.query["namespace"] ?? "default"
+        guard !ns.isEmpty else { throw APIError.badParameter("namespace", "must not be empty") }
+        return ns
+    }
+
+    // MARK: Health and metrics
+
+    func healthz() -> ServerResponse {
+        if isStopping {
+            return HeraldAPI.json(503, ["status": "unavailable", "reason": "shutting down"])
+        }
+        if let s = router.store as? SQLiteStore, let reason = s.readOnlyReason {
+            return HeraldAPI.json(
+                503, ["status": "unavailable", "reason": .string("the store is read-only: \(reason)")])
+        }
+        do {
+            _ = try router.store.lastEventSequence()
+        } catch {
+            return HeraldAPI.json(
+                503, ["status": "unavailable", "reason": .string("the store cannot be read: \(error)")])
+        }
+        return HeraldAPI.json(200, ["status": "ok"])
+    }
+
+    func renderMetrics() throws -> ServerResponse {
+        let counts = try router.store.deliveryCounts()
+        var platforms: [String: Int] = [:]
+        for d in try router.store.devices(namespace: nil) { platforms[d.platform, default: 0] += 1 }
+        let text = metrics.render(
+            outboxPending: (counts[.pending] ?? 0) + (counts[.retry] ?? 0), devicesByPlatform: platforms)
+        return ServerResponse(
+            status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+            body: .bytes(Array(text.utf8)))
+    }
+
+    // MARK: Devices
+
+    func registerDevice(_ request: ServerRequest, token: APIToken) async throws -> ServerResponse {
+        let body = try HeraldAPI.jsonObject(request)
+        let device = try router.device(json: body)
+        try requireCovers(token, device.namespace)
+        let result = try await router.register(device)
+        var o = result.json(for: device).objectValue ?? [:]
+        o["device"] = router.listingJSON(of: device)
+        for key in ["namespace", "deviceId", "platform"] { o.removeValue(forKey: key) }
+        return HeraldAPI.json(200, .object(o))
+    }
+
+    func listDevices(_ request: ServerRequest, token: APIToken) throws -> ServerResponse {
+        let ns = try HeraldAPI.namespaceParameter(request)
+        try requireCovers(token, ns)
+        let list = try router.devices(namespace: ns)
+        return HeraldAPI.json(200, ["devices": .array(list.map { router.listingJSON(of: $0) })])
+    }
+
+    func removeDevices(_ request: ServerRequest, token: APIToken) throws -> ServerResponse {
+        let ns = try HeraldAPI.namespaceParameter(request)
+        try requireCovers(token, ns)
+        let n: Int
+        if let id = request.query["deviceId"], !id.isEmpty {
+            n = try router.unregister(namespace: ns, deviceId: id, platform: request.query["platform"])
+        } else if let t = request.query["token"], !t.isEmpty {
+            n = try router.unregister(namespace: ns, token: t)
+        } else {
+            throw APIError.badParameter("deviceId", "give deviceId (and optionally platform) or token")
+        }
+        guard n > 0 else { throw APIError.notFound("no device matched in namespace \(ns)") }
+        return ServerResponse(status: 204)
+    }
+
+    // MARK: Notifications
+
+    func send(_ request: ServerRequest, token: APIToken) async throws -> ServerResponse {
+        let body = try HeraldAPI.jsonObject(request)
+        let notification = try HeraldNotification(json: body)
+        try requireCovers(token, notification.namespace)
+        let waitNone: Bool
+        switch request.query["wait"] {
+        case nil: waitNone = false
+        case "none": waitNone = true
+        case let other?: throw APIError.badParameter("wait", "only wait=none is known, got \(other)")
+        }
+        let replayed: [(name: String, value: String)] = [("Herald-Replayed", "true")]
+        if let stored = try router.store.notification(id: notification.id) {
+            // Idempotent: never routed again. A stored id of another namespace is not revealed.
+            guard token.covers(stored.notification.namespace),
+                stored.notification.namespace == notification.namespace
+            else {
+                throw APIError(
+                    409, "conflict", "notification id \(notification.id) is already used; choose another id")
+            }
+            if waitNone {
+                let deliveries = try router.store.deliveries(notificationId: notification.id)
+                return HeraldAPI.json(
+                    202,
+                    [
+                        "id": .string(notification.id), "namespace": .string(notification.namespace),
+                        "planned": .number(Double(deliveries.count)),
+                    ], headers: replayed)
+            }
+        }
+        if waitNone {
+            do {
+                let plan = try router.enqueue(notification)
+                metrics.countNotification()
+                return HeraldAPI.json(
+                    202,
+                    [
+                        "id": .string(notification.id), "namespace": .string(notification.namespace),
+                        "planned": .number(Double(plan.deliveryCountIncludingSuppressed)),
+                    ])
+            } catch StoreError.duplicateNotification {
+                // Another request stored the same id in between: answer as a replay.
+                return try await send(request, token: token)
+            }
+        }
+        let report = try await router.send(notification)
+        if report.replayed { return HeraldAPI.json(200, report.json, headers: replayed) }
+        metrics.countNotification()
+        return HeraldAPI.json(200, report.json)
+    }
+
+    func listNotifications(_ request: ServerRequest, token: APIToken) throws -> ServerResponse {
+        let ns = try HeraldAPI.namespaceParameter(request)
+        try requireCovers(token, ns)
+        var limit = 50
+        if let l = request.query["limit"] {
+            guard let n = Int(l), (1...500).contains(n) else {
+                throw APIError.badParameter("limit", "must be a whole number from 1 to 500")
+            }
+            limit = n
+        }
+        var entries: [HistoryEntry]
+        if let before = request.query["before"] {
+            // Newest first: the page after `before`. The store has no cursor, so read until it is found.
+            var window = limit + 50
+            while true {
+                let all = try router.history(namespace: ns, limit: window)
+                if let i = all.firstIndex(where: { $0.notification.id == before }) {
+                    entries = Array(all[(i + 1)...].prefix(limit))
+                    break
+                }
+                guard all.count == window, window < 1_000_000 else {
+                    throw APIError.badParameter("before", "no notification \(before) in namespace \(ns)")
+                }
+                window *= 4
+            }
+        } else {
+            entries = try router.history(namespace: ns, limit: limit)
+        }
+        return HeraldAPI.json(200, ["notifications": .array(entries.map(\.json))])
+    }
+
+    /// The stored notification `id` if the token may read it; 404 alike for unknown and foreign ids.
+    func visibleEntry(_ id: String, token: APIToken) throws -> HistoryEntry {
+        guard let entry = try router.history(id: id, limit: 1).first, token.covers(entry.notification.namespace)
+        else { throw APIError.notFound("no notification \(id)") }
+        return entry
+    }
+
+    func notification(_ id: String, token: APIToken) throws -> ServerResponse {
+        HeraldAPI.json(200, try visibleEntry(id, token: token).json)
+    }
+
+    func recordEvent(_ request: ServerRequest, id: String, token: APIToken) throws -> ServerResponse {
+        let body = try HeraldAPI.jsonObject(request)
+        let known: Set<String> = ["kind", "action", "deviceId", "data"]
+        for key in (body.objectValue ?? [:]).keys.sorted() where !known.contains(key) {
+            throw APIError.invalid(ValidationError(field: key, "unknown field (expected kind, action, deviceId, data)"))
+        }
+        guard let kindText = body["kind"]?.stringValue, let kind = ChannelEvent.Kind(rawValue: kindText) else {
+            throw APIError.invalid(ValidationError(field: "kind", "must be received, tapped, dismissed or action"))
+        }
+        let action = body["action"]
+        if kind == .action {
+            guard let a = action?.stringValue, !a.isEmpty else {
+                throw APIError.invalid(ValidationError(field: "action", "kind action needs the action id"))
+            }
+        } else if action != nil {
+            throw APIError.invalid(ValidationError(field: "action", "only kind action takes an action"))
+        }
+        var deviceId: String?
+        if let d = body["deviceId"] {
+            guard let s = d.stringValue, !s.isEmpty else {
+                throw APIError.invalid(ValidationError(field: "deviceId", "must be a non-empty string"))
+            }
+            deviceId = s
+        }
+        var data: [String: String] = [:]
+        if let d = body["data"] {
+            guard let o = d.objectValue else {
+                throw APIError.invalid(ValidationError(field: "data", "must be an object of strings"))
+            }
+            for (k, v) in o {
+                guard let s = v.stringValue else {
+                    throw APIError.invalid(ValidationError(field: "data.\(k)", "must be a string"))
+                }
+                data[k] = s
+            }
+        }
+        _ = try visibleEntry(id, token: token)
+        let event = try router.recordEvent(
+            ChannelEvent(
+                notificationId: id, kind: kind, actionId: action?.stringValue, actionData: data, deviceId: deviceId))
+        return HeraldAPI.json(201, ["event": event.json])
+    }
+
+    func waitForAction(_ request: ServerRequest, id: String, token: APIToken) async throws -> ServerResponse {
+        var seconds = 30
+        if let t = request.query["timeout"] {
+            guard let n = Int(t), (0...300).contains(n) else {
+                throw APIError.badParameter("timeout", "must be a whole number of seconds from 0 to 300")
+            }
+            seconds = n
+        }
+        _ = try visibleEntry(id, token: token)
+        guard let event = try await router.waitForAction(notificationID: id, timeout: .seconds(seconds)) else {
+            return ServerResponse(status: 204)
+        }
+        return HeraldAPI.json(200, ["event": event.json])
+    }
+
+    // MARK: Event stream
+
+    func eventStream(_ request: ServerRequest, token: APIToken) throws -> ServerResponse {
+        var filter: [String]?
+        var patternFilter: APIToken?
+        if let ns = request.query["namespace"] {
+            try requireCovers(token, ns)
+            filter = [ns]
+        } else if let exact = token.exactNamespaces {
+            filter = exact
+        } else {
+            patternFilter = token
+        }
+        var since: Int64
+        if let last = request.header("last-event-id") ?? request.query["since"] {
+            guard let n = Int64(last.trimmingCharacters(in: .whitespaces)), n >= 0 else {
+                throw APIError.badParameter("since", "must be an event id (a whole number)")
+            }
+            since = n
+        } else {
+            since = try router.store.lastEventSequence()
+        }
+        let stream = ResponseStream()
+        let key = ObjectIdentifier(stream)
+        streams.withLock { $0[key] = stream }
+        stream.onClose { [weak self] in _ = self?.streams.withLock { $0.removeValue(forKey: key) } }
+        let store = router.store
+        let signal = self.signal
+        let keepalive = settings.withLock { $0.server.keepalive }
+        Task { [weak self] in
+            // An opening comment makes clients and proxies see the stream at once.
+            guard stream.write(Array(": stream\n\n".utf8)) else { return }
+            var lastWrite = ContinuousClock.now
+            while !stream.isClosed {
+                if self?.isStopping ?? true {
+                    stream.finish()
+                    return
+                }
+                let generation = signal.generation
+                let page: [EventLogEntry]
+                do {
+                    page = try store.eventLog(after: since, namespaces: filter, limit: 500)
+                } catch {
+                    stream.finish()
+                    return
+                }
+                if let last = page.last { since = last.sequence }
+                var text = ""
+                for entry in page where patternFilter?.covers(entry.namespace) ?? true {
+                    text += "id: \(entry.sequence)\nevent: \(entry.kind)\ndata: \(entry.data.canonicalString)\n\n"
+                }
+                if !text.isEmpty {
+                    guard stream.write(Array(text.utf8)) else { return }
+                    lastWrite = .now
+                }
+                if page.count == 500 { continue }
+                if ContinuousClock.now - lastWrite >= keepalive {
+                    guard stream.write(Array(": keepalive\n\n".utf8)) else { return }
+                    lastWrite = .now
+                }
+                // Woken by this process's router; other processes sharing the store are seen within 1 s.
+                let untilKeepalive = keepalive - (ContinuousClock.now - lastWrite)
+                await signal.wait(
+                    after: generation, timeout: min(.seconds(1), max(.milliseconds(10), untilKeepalive)))
+            }
+        }
+        return ServerResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
+            ], body: .stream(stream))
+    }
+
+    // MARK: Web Push key and channel webhooks
+
+    func vapidKey(_ request: ServerRequest) async throws -> ServerResponse {
+        let wanted = request.query["channel"]
+        let candidates = router.config.channels.filter { $0.type == "webpush" && (wanted == nil || $0.name == wanted) }
+        guard let spec = candidates.first, let channel = router.channel(named: spec.name),
+            let provider = channel as? any PublicKeyProviding
+        else {
+            throw APIError.notFound(
+                wanted.map { "no webpush channel named \($0)" } ?? "the config has no webpush channel")
+        }
+        let key = try await provider.publicKey(rotate: false)
+        return HeraldAPI.json(200, ["publicKey": .string(key), "channel": .string(spec.name)])
+    }
+
+    func channelWebhook(_ request: ServerRequest, name: String, kind: String) async throws -> ServerResponse {
+        let answer = await router.receiveWebhook(
+            channel: name, InboundWebhook(kind: kind, headers: request.headers, body: request.body))
+        switch answer {
+        case nil: throw APIError.notFound("no channel \(name)")
+        case .accepted?: return HeraldAPI.json(200, ["ok": true])
+        case .unauthorized?: throw APIError(401, "unauthorized", "the webhook's secret does not match")
+        case .invalid(let reason)?: throw APIError(422, "invalid", reason)
+        case .notFound?: throw APIError.notFound("channel \(name) takes no \(kind) webhook")
+        }
+    }
+}

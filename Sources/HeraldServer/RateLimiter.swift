@@ -1,0 +1,37 @@
+import HeraldSync
+
+/// A token bucket per key: `burst` requests at once, refilled at `perSecond`. Time comes from the
+/// caller (seconds on any monotonic scale), so it is testable.
+public final class RateLimiter: Sendable {
+    struct Bucket {
+        var tokens: Double
+        var at: Double
+    }
+
+    let perSecond: Double
+    let burst: Double
+    private let buckets = Locked<[String: Bucket]>([:])
+
+    /// Creates a limiter.
+    public init(perSecond: Double, burst: Int) {
+        self.perSecond = max(perSecond, 1e-6)
+        self.burst = Double(max(1, burst))
+    }
+
+    /// Takes one request from `key`'s bucket at time `now`: nil when allowed, else the whole seconds
+    /// to wait (at least 1) for the `Retry-After` header.
+    public func take(_ key: String, now: Double) -> Int? {
+        buckets.withLock { all in
+            var b = all[key] ?? Bucket(tokens: burst, at: now)
+            b.tokens = min(burst, b.tokens + max(0, now - b.at) * perSecond)
+            b.at = now
+            defer { all[key] = b }
+            if b.tokens >= 1 {
+                b.tokens -= 1
+                return nil
+            }
+            let wait = (1 - b.tokens) / perSecond
+            return max(1, Int(min(86_400, wait.rounded(.up))))
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import ChannelAPI
+import Foundation
+
+/// The `server:` section: what `herald serve` listens on and whom it lets in (http-api.md §1).
+public struct ServerConfig: Sendable {
+    /// The numeric address to listen on (`127.0.0.1`, `::1`, `0.0.0.0`).
+    public var host = "127.0.0.1"
+    /// The port (0: any free port, printed at start).
+    public var port = 8686
+    /// Where `listen` was written (for the error that refuses a public listen without tokens).
+    public var listenMark: ConfigMark?
+    /// PEM certificate and key files, when Herald terminates TLS itself.
+    public var tls: TLSFiles?
+    /// The largest request body, in bytes.
+    public var maxBody = 64 * 1024
+    /// The accepted tokens (only their hashes).
+    public var tokens: [APIToken] = []
+    /// Requests per second each token may make, on average.
+    public var ratePerSecond = 50.0
+    /// Requests a token may make at once before the rate applies.
+    public var burst = 200
+    /// Whether `GET /metrics` needs no token (`metrics: public`, the default) or the `metrics` scope.
+    public var metricsPublic = true
+    /// How long a client has to send one whole request (headers and body).
+    public var requestTimeout: Duration = .seconds(30)
+    /// How long an idle connection is kept.
+    public var idleTimeout: Duration = .seconds(15)
+    /// How often an event stream sends a `: keepalive` comment.
+    public var keepalive: Duration = .seconds(15)
+
+    /// The defaults: loopback port 8686, no TLS, 64 KiB bodies, no tokens.
+    public init() {}
+
+    /// Whether the listen address only accepts connections from this host.
+    public var isLoopback: Bool { ServerConfig.isLoopback(host) }
+
+    /// Whether a numeric address is a loopback address (127.0.0.0/8, ::1).
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
+        if host.hasPrefix("::ffff:") { return isLoopback(String(host.dropFirst(7))) }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// Reads `host:port` or `[v6]:port`; `localhost` means 127.0.0.1. Nil when it is neither.
+    public static func parseListen(_ text: String) -> (host: String, port: Int)? {
+        var host: Substring
+        var portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portText = rest.dropFirst()
+            guard host.contains(":") else { return nil }
+        } else {
+            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            if host == "localhost" { host = "127.0.0.1" }
+            let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 4, parts.allSatisfy({ !$0.isEmpty && $0.count <= 3 && UInt8($0) != nil }) else {
+                return nil
+            }
+        }
+        guard !portText.isEmpty, portText.allSatisfy(\.isASCII), let port = Int(portText), (0...65535).contains(port)
+        else { return nil }
+        return (String(host), port)
+    }
+
+    /// Reads a size: bytes (`65536`) or with a unit (`512B`, `64KiB`, `1MiB`). Nil when unreadable.
+    public static func parseSize(_ text: String) -> Int? {
+        let units: [(String, Int)] = [("KiB", 1024), ("MiB", 1024 * 1024), ("B", 1)]
+        var number = Substring(text.trimmingCharacters(in: .whitespaces))
+        var factor = 1
+        for (suffix, f) in units where number.hasSuffix(suffix) {
+            number = number.dropLast(suffix.count).drop { $0 == " " }
+            number = Substring(number.trimmingCharacters(in: .whitespaces))
+            factor = f
+            break
+        }
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(number) else { return nil }
+        let (product, overflow) = n.multipliedReportingOverflow(by: factor)
+        return overflow ? nil : product
+    }
+}
+
+/// A token's certificate and key files.
+public struct TLSFiles: Sendable, Equatable {
+    /// The PEM certificate (chain) file.
+    public var certificate: String
+    /// The PEM private key file.
+    public var key: String
+
+    /// Creates the pair.
+    public init(certificate: String, key: String) {
+        self.certificate = certificate
+        self.key = key
+    }
+}
+
+/// One accepted API token: its name, the SHA-256 of its text, what it may reach and do.
+public struct APIToken: Sendable, Equatable {
+    /// The scopes of http-api.md §2.
+    public static let knownScopes: Set<String> = ["send", "devices", "events", "read", "metrics"]
+
+    /// Shown in logs and metrics, never the token.
+    public var name: String
+    /// Lower-case hex SHA-256 of the token's UTF-8 bytes.
+    public var sha256: String
+    /// Namespace names, or prefixes ending in `*`.
+    public var namespaces: [String]
+    /// Granted scopes.
+    public var scopes: Set<String>
+
+    /// Creates a token entry.
+    public init(name: String, sha256: String, namespaces: [String], scopes: Set<String>) {
+        self.name = name
+        self.sha256 = sha256
+        self.namespaces = namespaces
+        self.scopes = scopes
+    }
+
+    /// Whether the token reaches `namespace` (an exact name, or a pattern `prefix*`).
+    public func covers(_ namespace: String) -> Bool {
+        namespaces.contains { pattern in
+            pattern.hasSuffix("*") ? namespace.hasPrefix(pattern.dropLast()) : pattern == namespace
+        }
+    }
+
+    /// The exact namespaces when the token has no pattern; nil when a pattern makes the set open.
+    public var exactNamespaces: [String]? {
+        namespaces.contains { $0.hasSuffix("*") } ? nil : namespaces
+    }
+}

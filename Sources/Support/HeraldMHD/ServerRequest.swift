@@ -1,0 +1,72 @@
+/// One HTTP request as the server received it (headers complete, body read whole).
+public struct ServerRequest: Sendable, Equatable {
+    /// The method (`GET`, `POST`, …), as sent.
+    public var method: String
+    /// The path without the query string, percent-decoded by the server.
+    public var path: String
+    /// Query parameters, percent-decoded; the first value of each name (a name without `=` maps to "").
+    public var query: [String: String]
+    /// Request headers, names in lower case; repeated headers joined with ", ".
+    public var headers: [String: String]
+    /// The request body.
+    public var body: [UInt8]
+
+    /// Creates a request.
+    public init(
+        method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:],
+        body: [UInt8] = []
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A header by name (case-insensitive).
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// What a handler answers: a status, headers and a body, or a stream fed from Swift.
+public struct ServerResponse: Sendable {
+    /// The body of a response.
+    public enum Body: Sendable {
+        /// A complete body.
+        case bytes([UInt8])
+        /// A body written piece by piece (Server-Sent Events); the response ends when the stream is finished.
+        case stream(ResponseStream)
+    }
+
+    /// The HTTP status.
+    public var status: Int
+    /// Response headers in order.
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: Body
+
+    /// Creates a response.
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .bytes([])) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The complete body's bytes (empty for a stream).
+    public var bodyBytes: [UInt8] {
+        if case .bytes(let b) = body { return b }
+        return []
+    }
+
+    /// The first header with this name (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// Why the server answered a request itself, without calling the handler.
+public enum ServerRejection: Sendable, Equatable {
+    /// The body is larger than ``ServerOptions/maxBody`` (413).
+    case bodyTooLarge(limit: Int)
+    /// The server is stopping (503).
+    case shuttingDown
+}
