@@ -65,7 +65,8 @@ let package = Package(
 
         // The HTTP API of `herald serve`: request values in, response values out, the router behind.
         .target(
-            name: "HeraldServer", dependencies: ["ChannelAPI", "Router", "HeraldMHD", "HeraldCrypto", "HeraldSync"]),
+            name: "HeraldServer",
+            dependencies: ["ChannelAPI", "Router", "HeraldMHD", "HeraldCrypto", "HeraldSync", "HeraldConsole"]),
 
         // Built-in channel modules.
         .target(

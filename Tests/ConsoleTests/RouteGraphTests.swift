@@ -24,7 +24,7 @@ import Testing
             team-a:
               - deliver: [audit, backup.hook]
                 mode: first
-                when: { type: [door, alarm], severity: [critical] }
+                when: { type: [door, alarm], severity: [error] }
                 cooldown: 30s
               - deliver: [quiet]
                 unless-delivered: any
@@ -81,7 +81,7 @@ import Testing
         let graph = RouteGraph.json(config) { _ in true }
         #expect(try Self.dotLines(graph) == printed)
         #expect(printed.contains { $0.contains("unless delivered: audit") })
-        #expect(printed.contains { $0.contains("mode first\\ntype: door|alarm\\nseverity: critical") })
+        #expect(printed.contains { $0.contains("mode first\\ntype: door|alarm\\nseverity: error") })
     }
 
     /// A token sees the default route and the namespace routes it covers, never the others.
