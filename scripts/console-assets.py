@@ -25,7 +25,11 @@ def literal(text):
         raise SystemExit("console sources must use \\n line endings")
     if not text.endswith("\n"):
         text += "\n"
-    return hashes + '"""\n' + text + '\n"""' + hashes
+    # Indented as `swift format` lays it out (the closing delimiter's indentation is stripped
+    # from every line, so the value is the file's text exactly).
+    pad = " " * 16
+    body = "\n".join(pad + line if line else "" for line in text.split("\n"))
+    return hashes + '"""\n' + body + "\n" + pad + '"""' + hashes
 
 
 def generate():

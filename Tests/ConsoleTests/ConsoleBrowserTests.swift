@@ -75,6 +75,13 @@ import Testing
         let location = try #require(seen["locationAfterSignIn"]?.stringValue)
         #expect(!location.contains(token), "the token is in the URL: \(location)")
 
+        // The overview counts that delivery per channel (delivered, retry, dead, failed, suppressed)
+        // and draws it in the per-minute chart.
+        let counts = try #require(seen["overviewAfterSend"]?.objectValue)
+        #expect(counts["audit-log"] == .array([1, 0, 0, 0, 0].map { .number($0) }))
+        #expect(counts["backup-log"] == .array([0, 0, 0, 0, 1].map { .number($0) }))
+        #expect(seen["chartBars"] == .number(1))
+
         // Screenshots, and nothing wider than a 360 px phone.
         for key in ["desktopScreenshot", "phoneScreenshot"] {
             let path = try #require(seen[key]?.stringValue)

@@ -565,6 +565,7 @@ function route() {
     const current = b.dataset.view === view || (view === "detail" && b.dataset.view === "notifications");
     if (current) b.setAttribute("aria-current", "page"); else b.removeAttribute("aria-current");
   }
+  if (view === "overview") refreshSummary();
   if (view === "notifications") { renderNotifications(); loadNotifications(); }
   if (view === "detail") openDetail(id);
   if (view === "routes") renderGraphs();

@@ -187,14 +187,6 @@ def main():
         seen["locationAfterSignIn"] = cdp.js("location.href")
         seen["steps"].append("signed in")
 
-        # Screenshots of the overview, and the layout at 360 px.
-        seen["desktopScreenshot"] = screenshot(cdp, os.path.join(a.out, "overview-1280x800.png"))
-        viewport(cdp, 360, 740, True)
-        seen["phoneLayout"] = cdp.js(OVERFLOW)
-        seen["phoneScreenshot"] = screenshot(cdp, os.path.join(a.out, "overview-360x740.png"))
-        viewport(cdp, 1280, 800, False)
-        seen["steps"].append("screenshots")
-
         # A live delivery: the list updates from the event stream, without a reload.
         cdp.js("window.__noReload = 'still here'; location.hash = '#notifications'; true")
         cdp.wait("document.getElementById('live').textContent === 'live'", what="the event stream")
@@ -205,7 +197,8 @@ def main():
         seen["sentId"] = nid
         seen["liveRowOutcomes"] = cdp.wait(
             f"""(() => {{ const r = document.querySelector('#notifications tr[data-id={json.dumps(nid)}]');
-                return r && r.querySelector('.outcomes .pill') && r.querySelector('.outcomes').textContent; }})()""",
+                const t = r && r.querySelector('.outcomes').textContent;
+                return t && t.includes('delivered') && t.includes('suppressed') && t; }})()""",
             what="the live row")
         seen["noReload"] = cdp.js("window.__noReload === 'still here'")
         seen["steps"].append("live")
@@ -232,6 +225,20 @@ def main():
         seen["planText"] = cdp.js("document.getElementById('plan').textContent")
         seen["planSteps"] = cdp.js("document.querySelectorAll('#plan .step').length")
         seen["steps"].append("explain")
+
+        # Back on the overview: the summary counts the delivery (through the event log). Then the
+        # screenshots, and the layout at 360 px.
+        cdp.js("location.hash = '#overview'; true")
+        cdp.wait("document.getElementById('hour-delivered').textContent === '1'", what="the overview's counts")
+        seen["overviewAfterSend"] = cdp.js("""Object.fromEntries([...document.querySelectorAll('#channels tbody tr')].map(r =>
+            [r.dataset.channel, [...r.querySelectorAll('td.num')].map(td => Number(td.textContent))]))""")
+        seen["chartBars"] = cdp.js("document.querySelectorAll('#chart svg rect').length")
+        seen["desktopScreenshot"] = screenshot(cdp, os.path.join(a.out, "overview-1280x800.png"))
+        viewport(cdp, 360, 740, True)
+        seen["phoneLayout"] = cdp.js(OVERFLOW)
+        seen["phoneScreenshot"] = screenshot(cdp, os.path.join(a.out, "overview-360x740.png"))
+        viewport(cdp, 1280, 800, False)
+        seen["steps"].append("screenshots")
 
         # Every request the page made (DevTools network events).
         cdp.js("true")  # flush pending events
