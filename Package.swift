@@ -148,7 +148,10 @@ let package = Package(
             exclude: ["Scripts"]),
         .testTarget(
             name: "ConsoleTests",
-            dependencies: ["HeraldConsole", "Router", "HeraldChannels", "HeraldCrypto", "HeraldHTTPTesting"],
+            dependencies: [
+                "HeraldConsole", "HeraldServer", "HeraldMHD", "Router", "RouterTesting", "HeraldChannels", "HeraldCrypto",
+                "HeraldHTTPTesting",
+            ],
             exclude: ["Scripts"]),
         .testTarget(
             name: "ChannelsTests",
