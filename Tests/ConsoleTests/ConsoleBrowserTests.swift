@@ -113,6 +113,11 @@ import Testing
         let accepted = seen["timeline"]?.arrayValue?.first?.stringValue ?? ""
         #expect(accepted.hasSuffix("accepted"), "\(accepted)")
 
+        // A lifecycle event appears on the open timeline.
+        #expect(seen["eventStatus"] == .number(201))
+        let action = seen["timelineAfterEvent"]?.stringValue ?? ""
+        #expect(action.contains("action") && action.contains("approve") && action.contains("pixel"), "\(action)")
+
         // Routes: the graph of `herald graph`, and a rendered plan.
         let graphs = try #require(seen["graphs"]?.arrayValue).compactMap(\.objectValue)
         #expect(graphs.map { $0["route"]?.stringValue } == ["default"])
@@ -123,6 +128,15 @@ import Testing
         let plan = seen["planText"]?.stringValue ?? ""
         #expect(plan.contains("Route default") && plan.contains("unless delivered: audit-log"), "\(plan)")
         #expect(plan.contains("audit-log [log]: sink"))
+
+        // Devices: listed without secrets; removed only after the confirmation.
+        #expect(seen["registerStatus"] == .number(200))
+        let device = seen["deviceRow"]?.stringValue ?? ""
+        #expect(device.contains("pixel") && device.contains("phone"), "\(device)")
+        #expect(seen["secretOnPage"] == .bool(false))
+        #expect(seen["confirmShown"]?.stringValue == "Remove pixel")
+        #expect(seen["stillListedBeforeConfirm"] == .number(1))
+        #expect(seen["devicesAfterRemove"] == .number(0))
 
         // Every request went to the server itself, and the token was never in a URL.
         let requests = try #require(seen["requests"]?.arrayValue).compactMap(\.stringValue)

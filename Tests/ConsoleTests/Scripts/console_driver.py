@@ -7,6 +7,7 @@ the page, takes screenshots and measures the layout, then prints one JSON object
 on stdout. The Swift test makes the assertions.
 
 usage: console_driver.py --base URL --good TOKEN --bad TOKEN --noread TOKEN --send TOKEN --out DIR
+(--good: read + devices; --noread: events only, also used to record a lifecycle event)
 """
 import argparse
 import base64
@@ -87,6 +88,19 @@ def start_chromium(profile):
         if time.monotonic() > deadline:
             raise RuntimeError("no page target")
         time.sleep(0.05)
+
+
+def post(base, path, token, body):
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as res:
+        return res.status, json.load(res)
+
+
+def get(base, path, token):
+    req = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(req, timeout=10) as res:
+        return res.status, json.load(res)
 
 
 def send_notification(base, token, body):
@@ -211,6 +225,12 @@ def main():
             channel: r.children[1].textContent, outcome: r.querySelector('.outcome').textContent,
             attempts: r.children[4].textContent, suppressedBy: r.querySelector('.suppressed-by').textContent }))""")
         seen["timeline"] = cdp.js("[...document.querySelectorAll('#timeline li')].map(l => l.textContent)")
+        # A lifecycle event recorded by the app shows up on the open timeline (event stream).
+        seen["eventStatus"] = post(a.base, f"/v1/notifications/{nid}/events", a.noread,
+                                   {"kind": "action", "action": "approve", "deviceId": "pixel"})[0]
+        seen["timelineAfterEvent"] = cdp.wait(
+            "(() => { const l = document.querySelector('#timeline li[data-kind=action]'); return l && l.textContent; })()",
+            what="the action on the timeline")
         seen["steps"].append("detail")
 
         # Routes: the graph as SVG, and explain.
@@ -239,6 +259,24 @@ def main():
         seen["phoneScreenshot"] = screenshot(cdp, os.path.join(a.out, "overview-360x740.png"))
         viewport(cdp, 1280, 800, False)
         seen["steps"].append("screenshots")
+
+        # Devices: listed with platform and channels, secrets never shown; removal asks first.
+        device_secret = "fcm-secret-registration-token-" + str(int(time.time()))
+        seen["registerStatus"] = post(a.base, "/v1/devices", a.good,
+                                      {"deviceId": "pixel", "platform": "phone", "token": device_secret})[0]
+        cdp.js("location.hash = '#devices'; true")
+        cdp.wait("!!document.querySelector('#devices tr[data-device=pixel]')", what="the device list")
+        seen["deviceRow"] = cdp.js("document.querySelector('#devices tr[data-device=pixel]').textContent")
+        seen["secretOnPage"] = cdp.js(f"document.body.innerText.includes({json.dumps(device_secret)})")
+        cdp.js("document.querySelector('#devices tr[data-device=pixel] button.danger').click(); true")
+        seen["confirmShown"] = cdp.wait(
+            "(() => { const b = document.querySelector('#devices tr[data-device=pixel] button.confirm'); return b && b.textContent; })()",
+            what="the confirmation")
+        seen["stillListedBeforeConfirm"] = len(get(a.base, "/v1/devices?namespace=default", a.good)[1]["devices"])
+        cdp.js("document.querySelector('#devices tr[data-device=pixel] button.confirm').click(); true")
+        cdp.wait("!document.querySelector('#devices tr[data-device=pixel]')", what="the removal")
+        seen["devicesAfterRemove"] = len(get(a.base, "/v1/devices?namespace=default", a.good)[1]["devices"])
+        seen["steps"].append("devices")
 
         # Every request the page made (DevTools network events).
         cdp.js("true")  # flush pending events
