@@ -19,7 +19,8 @@ const state = {
   stream: null, // AbortController of the event stream
   lastEventId: null,
   refreshTimer: null,
-  pending: new Map(), // id -> timer of a scheduled re-fetch
+  pending: new Map(), // ids to re-fetch at the next batch
+  detailId: null,
 };
 
 // ---- DOM helpers (text only: nothing from the server is parsed as HTML) ----
@@ -264,17 +265,30 @@ async function loadNotifications() {
   }
 }
 
+// Ids named by stream events are fetched in batches every 300 ms: a few one by one, a burst as one
+// list read, so a busy server never sees more than a few console requests per second.
+let fetchTimer = null;
 function scheduleFetch(id) {
-  if (state.pending.has(id)) return;
-  state.pending.set(id, setTimeout(async () => {
-    state.pending.delete(id);
-    try {
-      const n = await api("GET", "/v1/notifications/" + encodeURIComponent(id));
-      state.notifications.set(n.id, n);
-      renderNotifications();
-      if (state.view === "detail" && state.detailId === n.id) renderDetail(n);
-    } catch (_) { /* a notification purged meanwhile: nothing to show */ }
-  }, 150));
+  state.pending.set(id, true);
+  if (fetchTimer) return;
+  fetchTimer = setTimeout(async () => {
+    fetchTimer = null;
+    const ids = [...state.pending.keys()];
+    state.pending.clear();
+    if (ids.length > 5) {
+      await loadNotifications();
+      if (state.view === "detail" && ids.includes(state.detailId)) ids.splice(0, ids.length, state.detailId);
+      else return;
+    }
+    for (const id of ids) {
+      try {
+        const n = await api("GET", "/v1/notifications/" + encodeURIComponent(id));
+        state.notifications.set(n.id, n);
+        if (state.view === "detail" && state.detailId === n.id) renderDetail(n);
+      } catch (_) { /* purged meanwhile, or another namespace: nothing to show */ }
+    }
+    renderNotifications();
+  }, 300);
 }
 
 let summaryTimer = null;
