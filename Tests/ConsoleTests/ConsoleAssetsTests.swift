@@ -73,4 +73,39 @@ import Testing
         }
         #expect(found == 3)  // the token, the namespace selector, the explain box
     }
+
+    /// WCAG 2 contrast ratio of two `#rrggbb` colours.
+    static func contrast(_ a: String, _ b: String) throws -> Double {
+        func luminance(_ hex: String) throws -> Double {
+            let v = try #require(Int(hex.dropFirst(), radix: 16))
+            let channels = [(v >> 16) & 0xFF, (v >> 8) & 0xFF, v & 0xFF].map { c -> Double in
+                let s = Double(c) / 255
+                return s <= 0.03928 ? s / 12.92 : pow((s + 0.055) / 1.055, 2.4)
+            }
+            return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+        }
+        let (la, lb) = (try luminance(a), try luminance(b))
+        return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+    }
+
+    /// Text colours (and white text on the outcome pills and buttons) reach WCAG AA, 4.5:1.
+    @Test func coloursHaveEnoughContrast() throws {
+        let css = try #require(ConsoleAssets.asset(named: "console.css")).body
+        var vars: [String: String] = [:]
+        for m in css.matches(of: try Regex(#"--([a-z-]+):\s*(#[0-9a-fA-F]{6})"#)) {
+            vars[String(try #require(m.output[1].substring))] = String(try #require(m.output[2].substring))
+        }
+        let text = ["fg", "muted", "accent", "delivered", "retry", "dead", "failed", "suppressed"]
+        #expect(Set(text).isSubset(of: Set(vars.keys)), "\(vars)")
+        for name in text {
+            let colour = try #require(vars[name])
+            for background in ["#ffffff", try #require(vars["panel"])] {
+                let ratio = try Self.contrast(colour, background)
+                #expect(ratio >= 4.5, "--\(name) \(colour) on \(background): \(ratio)")
+            }
+        }
+        #expect(try Self.contrast("#a40e26", "#ffebe9") >= 4.5)  // the error box
+        let js = try #require(ConsoleAssets.asset(named: "console.js")).body
+        #expect(js.contains(#"delivered: "\#(try #require(vars["delivered"]))""#), "the chart uses the CSS colours")
+    }
 }

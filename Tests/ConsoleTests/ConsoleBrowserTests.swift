@@ -82,6 +82,13 @@ import Testing
         #expect(counts["backup-log"] == .array([0, 0, 0, 0, 1].map { .number($0) }))
         #expect(seen["chartBars"] == .number(1))
 
+        // Keyboard: Tab walks the navigation in order, Enter opens a section, and the namespace
+        // selector and Sign out are reachable too.
+        #expect(seen["focusOrder"] == .array(["Overview", "Notifications", "Routes"].map { .string($0) }))
+        #expect(seen["hashAfterEnter"]?.stringValue == "#routes")
+        let after = seen["focusAfterRoutes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(Array(after.prefix(3)) == ["Devices", "namespace", "signout"], "\(after)")
+
         // Screenshots, and nothing wider than a 360 px phone.
         for key in ["desktopScreenshot", "phoneScreenshot"] {
             let path = try #require(seen[key]?.stringValue)

@@ -154,6 +154,15 @@ OVERFLOW = """(() => {
 })()"""
 
 
+FOCUSED = "(() => { const e = document.activeElement; return !e || e === document.body ? 'body' : (e.id || e.textContent.trim().slice(0, 40)); })()"
+
+
+def key(cdp, name, code, vk, text=None):
+    down = {"text": text} if text else {}
+    cdp.call("Input.dispatchKeyEvent", type="keyDown", key=name, code=code, windowsVirtualKeyCode=vk, **down)
+    cdp.call("Input.dispatchKeyEvent", type="keyUp", key=name, code=code, windowsVirtualKeyCode=vk)
+
+
 def sign_in(cdp, token):
     cdp.js(f"""(() => {{ const t = document.getElementById('token'); t.value = {json.dumps(token)};
         document.getElementById('signin-form').requestSubmit(); return true; }})()""")
@@ -200,6 +209,25 @@ def main():
         seen["tokenInStorage"] = cdp.js(f"sessionStorage.getItem('herald.console.token') === {json.dumps(a.good)}")
         seen["locationAfterSignIn"] = cdp.js("location.href")
         seen["steps"].append("signed in")
+
+        # Keyboard: Tab reaches every control of the navigation; Enter on "Routes" opens it.
+        cdp.js("document.activeElement && document.activeElement.blur(); true")
+        focused = []
+        for _ in range(12):
+            key(cdp, "Tab", "Tab", 9)
+            focused.append(cdp.js(FOCUSED))
+            if focused[-1] == "Routes":
+                break
+        key(cdp, "Enter", "Enter", 13, text="\r")
+        seen["focusOrder"] = focused
+        seen["hashAfterEnter"] = cdp.wait("location.hash === '#routes' && location.hash", timeout=5, what="Enter on Routes")
+        cdp.js("location.hash = '#overview'; true")
+        key(cdp, "Tab", "Tab", 9)
+        rest = []
+        for _ in range(6):
+            rest.append(cdp.js(FOCUSED))
+            key(cdp, "Tab", "Tab", 9)
+        seen["focusAfterRoutes"] = rest
 
         # A live delivery: the list updates from the event stream, without a reload.
         cdp.js("window.__noReload = 'still here'; location.hash = '#notifications'; true")
