@@ -58,13 +58,14 @@ import Testing
         }
     }
 
-    /// Type names of the C libraries Herald wraps (libcurl, OpenSSL, SQLite, libyaml, libsodium).
+    /// Type names of the C libraries Herald wraps (libcurl, OpenSSL, SQLite, libyaml, libsodium, libmicrohttpd).
     static let cTypeNames: Set<String> = [
         "CURL", "CURLM", "CURLSH", "CURLU", "CURLcode", "CURLMcode", "CURLMsg", "CURLoption", "curl_slist",
         "curl_socket_t", "curl_off_t", "EVP_PKEY", "EVP_PKEY_CTX", "EVP_MD_CTX", "EVP_CIPHER_CTX", "EVP_MAC",
         "EVP_MAC_CTX", "EVP_KDF", "EVP_KDF_CTX", "BIGNUM", "BN_CTX", "EC_KEY", "EC_GROUP", "EC_POINT", "ECDSA_SIG",
         "OSSL_PARAM", "BIO", "sqlite3", "sqlite3_stmt", "yaml_parser_t", "yaml_event_t", "yaml_mark_t",
-        "crypto_secretbox_NONCEBYTES",
+        "crypto_secretbox_NONCEBYTES", "MHD_Daemon", "MHD_Connection", "MHD_Response", "MHD_Result", "MHD_ValueKind",
+        "MHD_FLAG", "MHD_OptionItem", "MHD_AccessHandlerCallback", "MHD_ConnectionNotificationCode",
     ]
 
     // The checks themselves catch what they are meant to: a broken graph fails them.

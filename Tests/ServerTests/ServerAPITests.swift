@@ -25,8 +25,9 @@ import Testing
     }
 
     @Test func metricsCanRequireTheMetricsScope() async throws {
-        let configure: (inout ServerConfig) -> Void = { $0.metricsPublic = false }
-        try await withServer(configure: configure) { (h: ServerHarness) async throws in
+        var settings = ServerHarness.defaults
+        settings.metricsPublic = false
+        try await withServer(settings) { (h: ServerHarness) async throws in
             #expect(try await h.request("GET", "/metrics", token: nil).status == 401)
             #expect(try await h.request("GET", "/metrics", token: ServerHarness.reader).status == 403)
             #expect(try await h.request("GET", "/metrics", token: ServerHarness.admin).status == 200)

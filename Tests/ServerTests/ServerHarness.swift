@@ -62,7 +62,16 @@ struct ServerHarness {
         ]
     }
 
-    static func start(configure: (inout ServerConfig) -> Void = { _ in }) async throws -> ServerHarness {
+    /// Port 0 (any free one), the four tokens, a 1 s keepalive.
+    static var defaults: ServerConfig {
+        var settings = ServerConfig()
+        settings.port = 0
+        settings.tokens = tokens
+        settings.keepalive = .seconds(1)
+        return settings
+    }
+
+    static func start(settings: ServerConfig = ServerHarness.defaults) async throws -> ServerHarness {
         let fcm = RecordingChannel()
         var registry = ChannelRegistry([fcm.factory(type: "rec-fcm", platforms: ["phone"]), HookChannel.factory])
         for p in HeraldChannels.registry.platforms { registry.register(platform: p) }
@@ -85,11 +94,6 @@ struct ServerHarness {
         let config = try ConfigLoader.parse(text, registry: registry)
         let router = try await Router(
             config: config, registry: registry, options: RouterOptions(logSink: RecordingLogSink()))
-        var settings = ServerConfig()
-        settings.port = 0
-        settings.tokens = tokens
-        settings.keepalive = .seconds(1)
-        configure(&settings)
         let server = try HeraldServer(router: router, server: settings)
         return ServerHarness(router: router, server: server, fcm: fcm, home: home)
     }
@@ -116,9 +120,9 @@ struct ServerHarness {
 
 /// Runs `body` with a started harness, stopping it afterwards even when the body throws.
 func withServer(
-    configure: (inout ServerConfig) -> Void = { _ in }, _ body: (ServerHarness) async throws -> Void
+    _ settings: ServerConfig = ServerHarness.defaults, _ body: (ServerHarness) async throws -> Void
 ) async throws {
-    let h = try await ServerHarness.start(configure: configure)
+    let h = try await ServerHarness.start(settings: settings)
     do {
         try await body(h)
     } catch {

@@ -30,7 +30,8 @@ public final class MicroHTTPServer: Sendable {
     /// Streams not yet closed.
     let streams = Locked<[ObjectIdentifier: ResponseStream]>([:])
     let stopping = Atomic<Bool>(false)
-    private let timer = Locked<Task<Void, Never>?>(nil)
+    /// Set to stop the deadline thread.
+    private let timerStopped = Atomic<Bool>(false)
     /// The retained reference handed to libmicrohttpd as its callbacks' `cls`.
     private let selfReference = Locked<Int?>(nil)
     /// The port the server listens on (the bound one when 0 was asked for).
@@ -147,10 +148,7 @@ public final class MicroHTTPServer: Sendable {
         while clock.now < hard, !(running.withLock { $0.isEmpty } && streams.withLock { $0.isEmpty }) {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        timer.withLock { t in
-            t?.cancel()
-            t = nil
-        }
+        timerStopped.store(true, ordering: .releasing)
         if let d = daemon.withLock({ d -> Int? in
             defer { d = nil }
             return d
@@ -180,15 +178,19 @@ public final class MicroHTTPServer: Sendable {
     }
 
     private func startDeadlineTimer() {
+        // Its own thread, not a task: a busy concurrency pool must not delay the cut.
         let interval = max(options.deadlineCheckInterval, .milliseconds(10))
-        let t = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard let self else { return }
+        let micros = UInt32(
+            clamping: interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000)
+        let thread = Thread { [weak self] in
+            while true {
+                usleep(micros)
+                guard let self, !self.timerStopped.load(ordering: .acquiring) else { return }
                 self.cutLateConnections()
             }
         }
-        timer.withLock { $0 = t }
+        thread.name = "herald.mhd.deadline"
+        thread.start()
     }
 
     /// Shuts down the socket of every connection whose request is past the deadline; libmicrohttpd

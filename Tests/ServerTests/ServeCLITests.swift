@@ -1,0 +1,158 @@
+import Foundation
+import HeraldHTTPTesting
+import HeraldServer
+import Testing
+
+/// Issue 17: the real `herald serve` binary: the public-listen refusal, `tokens new`, SIGHUP swapping
+/// tokens without dropping an open event stream, SIGTERM finishing a request in flight.
+@Suite(.serialized) struct ServeCLITests {
+    /// The `herald` built beside this test bundle (as RouterTests' CLI helper finds it).
+    static var binary: String {
+        if let bundle = Bundle.main.executableURL?.deletingLastPathComponent() {
+            let beside = bundle.appendingPathComponent("herald").path
+            if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/herald").path
+    }
+
+    static func home() throws -> String {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "herald-serve-cli-\(UUID().uuidString)"
+        )
+        .path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        return home
+    }
+
+    static func config(server: String) -> String {
+        """
+        version: 1
+        store: { path: ./herald.db }
+        server:
+        \(server)
+        channels:
+          console: { type: log, path: ./deliveries.jsonl }
+        routes:
+          default:
+            - deliver: [console]
+        """
+    }
+
+    static func tokenEntry(_ name: String, _ token: String) -> String {
+        """
+            - name: \(name)
+              sha256: \(TokenAuthenticator.sha256Hex(of: token))
+              namespaces: [default]
+              scopes: [send, read, events]
+        """
+    }
+
+    /// Starts `herald serve` and returns it with the port it printed.
+    static func serve(_ home: String) async throws -> (RunningSubprocess, Int) {
+        let p = try Subprocess.launch(
+            executable: binary, arguments: ["serve", "-c", home + "/herald.yaml"], environment: ["HERALD_HOME": home],
+            currentDirectory: home)
+        let err = try await p.waitForStderr("serving on http://127.0.0.1:")
+        guard let range = err.range(of: "serving on http://127.0.0.1:") else {
+            _ = try? await p.kill()
+            throw RawHTTPError(description: "herald serve did not start: \(err)")
+        }
+        let port = Int(err[range.upperBound...].prefix { $0.isNumber }) ?? 0
+        return (p, port)
+    }
+
+    @Test func aPublicListenWithoutTokensIsRefusedWithThePosition() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        try Self.config(server: "  listen: 0.0.0.0:0").write(
+            toFile: home + "/herald.yaml", atomically: true, encoding: .utf8)
+        let r = try Subprocess.run(
+            executable: Self.binary, arguments: ["serve", "-c", home + "/herald.yaml"],
+            environment: ["HERALD_HOME": home])
+        #expect(r.code == 65)
+        #expect(r.stderr.contains("herald.yaml:4:11"), "\(r.stderr)")
+        #expect(r.stderr.contains("server.tokens is empty"))
+    }
+
+    @Test func tokensNewPrintsATokenAndItsHash() throws {
+        let r = try Subprocess.run(
+            executable: Self.binary,
+            arguments: [
+                "tokens", "new", "--name", "hub", "--namespaces", "default,team-*", "--scopes", "send,read", "--format",
+                "json",
+            ])
+        #expect(r.code == 0, "\(r.stderr)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: String])
+        let token = try #require(o["token"])
+        #expect(token.hasPrefix("hrd_"))
+        // 32 random bytes, base64url without padding: 43 characters.
+        #expect(token.count == 4 + 43)
+        #expect(token.dropFirst(4).allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        let yaml = try #require(o["yaml"])
+        #expect(yaml.contains("sha256: \(TokenAuthenticator.sha256Hex(of: token))"))
+        #expect(yaml.contains(#"namespaces: ["default", "team-*"]"#))
+        #expect(yaml.contains(#"scopes: ["send", "read"]"#))
+        #expect(!yaml.contains(token))
+        let bad = try Subprocess.run(
+            executable: Self.binary, arguments: ["tokens", "new", "--name", "x", "--scopes", "root"])
+        #expect(bad.code == 2)
+    }
+
+    @Test func sighupSwapsTokensWithoutDroppingAnOpenStream() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let old = "hrd_old-token"
+        let new = "hrd_new-token"
+        let path = home + "/herald.yaml"
+        try Self.config(server: "  listen: 127.0.0.1:0\n  keepalive: 1s\n  tokens:\n" + Self.tokenEntry("old", old))
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let (p, port) = try await Self.serve(home)
+        let stream = try await SSEClient.open(port: port, path: "/v1/events", token: old)
+        #expect(stream.head.status == 200)
+        _ = try await stream.read(until: { $0.contains { $0.event == "comment" } })
+        try Self.config(server: "  listen: 127.0.0.1:0\n  keepalive: 1s\n  tokens:\n" + Self.tokenEntry("new", new))
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        p.send(SIGHUP)
+        let err = try await p.waitForStderr("herald: reloaded")
+        #expect(err.contains("herald: reloaded"))
+        #expect(try await RawHTTP.request(port: port, "GET", "/v1/notifications", token: old).status == 401)
+        let sent = try await RawHTTP.request(
+            port: port, "POST", "/v1/notifications", token: new, json: #"{"id":"after-hup","title":"x"}"#)
+        #expect(sent.status == 200, "\(sent.text)")
+        // The stream opened before the reload is still open and gets the new notification.
+        let events = try await stream.read(until: { $0.contains { $0.event == "notification" } })
+        #expect(events.contains { $0.event == "notification" && $0.data.contains("after-hup") })
+        stream.close()
+        p.send(SIGTERM)
+        let result = try await p.waitForExit()
+        #expect(result?.code == 0)
+    }
+
+    @Test func sigtermFinishesARequestInFlightAndExits0() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let token = "hrd_term-token"
+        try Self.config(server: "  listen: 127.0.0.1:0\n  tokens:\n" + Self.tokenEntry("t", token))
+            .write(toFile: home + "/herald.yaml", atomically: true, encoding: .utf8)
+        let (p, port) = try await Self.serve(home)
+        let sent = try await RawHTTP.request(
+            port: port, "POST", "/v1/notifications", token: token, json: #"{"id":"inflight","title":"x"}"#)
+        #expect(sent.status == 200)
+        // A long-poll that ends by its own timeout (1 s) is in flight when SIGTERM arrives.
+        async let inFlight = RawHTTP.request(
+            port: port, "GET", "/v1/notifications/inflight/action?timeout=1", token: token)
+        try await Task.sleep(for: .milliseconds(300))
+        p.send(SIGTERM)
+        let answer = try await inFlight
+        #expect(answer.status == 204)
+        let result = try await p.waitForExit()
+        #expect(result?.code == 0, "\(result?.stderr ?? "")")
+        #expect(result?.stderr.contains("herald: stopped") == true)
+        // No longer accepting.
+        await #expect(throws: (any Error).self) {
+            _ = try await RawHTTP.request(port: port, "GET", "/healthz", timeout: 1)
+        }
+    }
+}
