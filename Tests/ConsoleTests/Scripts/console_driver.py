@@ -49,7 +49,7 @@ class CDP:
             raise RuntimeError(f"script failed: {r['exceptionDetails'].get('text')} in {expression[:80]}")
         return r["result"].get("value")
 
-    def wait(self, expression, timeout=10.0, what=None):
+    def wait(self, expression, timeout=20.0, what=None):
         deadline = time.monotonic() + timeout
         while True:
             value = self.js(expression)
@@ -177,6 +177,7 @@ def main():
     seen = {"steps": []}
     profile = tempfile.mkdtemp(prefix="herald-chromium-")
     proc = None
+    cdp = None
     try:
         proc, ws_url = start_chromium(profile)
         cdp = CDP(ws_url)
@@ -314,6 +315,12 @@ def main():
     except Exception as e:  # reported to the Swift test, which fails with it
         seen["ok"] = False
         seen["error"] = f"{type(e).__name__}: {e}"
+        try:  # what the page showed, for the failure message
+            seen["error"] += " · page: " + cdp.js(
+                "[location.hash, document.getElementById('app-error').textContent, "
+                "document.getElementById('signin-error').textContent, document.getElementById('live').textContent].join(' | ')")
+        except Exception:
+            pass
     finally:
         if proc:
             proc.terminate()
