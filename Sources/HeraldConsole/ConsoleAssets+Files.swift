@@ -819,7 +819,7 @@ extension ConsoleAssets {
                       <h3 id="h-explain">Explain a notification</h3>
                       <form id="explain-form" aria-labelledby="h-explain">
                         <label for="explain-input">Notification JSON</label>
-                        <textarea id="explain-input" rows="6" spellcheck="false">{"namespace": "default", "type": "alert", "severity": "critical", "title": "Door open"}</textarea>
+                        <textarea id="explain-input" rows="6" spellcheck="false">{"namespace": "default", "type": "alert", "severity": "warning", "title": "Door open"}</textarea>
                         <button type="submit" id="explain-button">Explain</button>
                       </form>
                       <p id="explain-error" class="error" role="alert" hidden></p>

@@ -27,10 +27,9 @@ import Testing
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: chromium), "needs Chromium"))
     func consoleInChromium() async throws {
         let server = try ServeFixture(channelsAndRoutes: Self.channelsAndRoutes)
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "herald-console-shots-\(UUID().uuidString)"
-        )
-        .path
+        // The screenshots stay here after the run, for a look (each run replaces them).
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("herald-console-screenshots").path
+        try? FileManager.default.removeItem(atPath: out)
         let run: Subprocess.Result
         do {
             run = try Subprocess.run(
@@ -165,6 +164,5 @@ import Testing
             try? FileManager.default.removeItem(atPath: Self.docsScreenshot)
             try FileManager.default.copyItem(atPath: path, toPath: Self.docsScreenshot)
         }
-        try? FileManager.default.removeItem(atPath: out)
     }
 }
