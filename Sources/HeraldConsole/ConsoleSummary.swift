@@ -52,7 +52,8 @@ public struct ConsoleSummary: Sendable {
     ///   - entries: Event-log entries of the last hour (any namespaces; filtered here).
     ///   - truncated: True when `entries` are only the newest of the hour.
     ///   - counts: The outbox's deliveries by state.
-    ///   - knownNamespaces: Namespaces with devices (filtered here, with the configured ones).
+    ///   - knownNamespaces: Namespaces with devices (filtered here, with the configured ones and
+    ///     those of `entries`).
     ///   - now: The time of the answer.
     public static func build(
         caller: Caller, config: HeraldConfig, entries: [EventLogEntry], truncated: Bool,
@@ -101,7 +102,7 @@ public struct ConsoleSummary: Sendable {
             for k in chartOutcomes { o[k] = .number(Double(m[k] ?? 0)) }
             return .object(o)
         }
-        var names = knownNamespaces.union(config.routes.namespaces.keys)
+        var names = knownNamespaces.union(config.routes.namespaces.keys).union(entries.map(\.namespace))
         names.insert("default")
         // `default` first, then by name.
         let covered = names.filter(caller.covers)

@@ -406,7 +406,9 @@ function renderDetail(n) {
   const body = clear($("deliveries").tBodies[0]);
   for (const d of n.deliveries || []) {
     const suppressedBy = d.outcome === "suppressed" ? `step ${(d.step ?? 0) + 1} rule: ${d.reason || "suppressed"}` : "";
-    const reason = d.outcome === "suppressed" ? "" : [d.status, d.reason].filter((x) => x !== undefined && x !== null).join(" ");
+    const parts = d.outcome === "suppressed" ? [] : [d.status, d.reason];
+    if (d.nextAttemptAt) parts.push(`(next attempt ${fmtTime(d.nextAttemptAt)})`);
+    const reason = parts.filter((x) => x !== undefined && x !== null).join(" ");
     body.append(h("tr", { "data-delivery": d.id },
       h("td", { "data-label": "Step", class: "num" }, String((d.step ?? 0) + 1)),
       h("td", { "data-label": "Channel" }, d.channel),
