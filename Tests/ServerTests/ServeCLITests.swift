@@ -130,6 +130,30 @@ import Testing
         #expect(result?.code == 0)
     }
 
+    /// `wait=none` answers 202 once stored; the worker `herald serve` runs (as `herald run` does) delivers it.
+    @Test func waitNoneIsDeliveredByTheWorker() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let token = "hrd_queue-token"
+        try Self.config(server: "  listen: 127.0.0.1:0\n  tokens:\n" + Self.tokenEntry("q", token))
+            .write(toFile: home + "/herald.yaml", atomically: true, encoding: .utf8)
+        let (p, port) = try await Self.serve(home)
+        let queued = try await RawHTTP.request(
+            port: port, "POST", "/v1/notifications?wait=none", token: token, json: #"{"id":"queued","title":"x"}"#)
+        #expect(queued.status == 202)
+        #expect(queued.json?["planned"] as? Int == 1)
+        var outcome: String?
+        for _ in 0..<100 {
+            let r = try await RawHTTP.request(port: port, "GET", "/v1/notifications/queued", token: token)
+            outcome = (r.json?["deliveries"] as? [[String: Any]])?.first?["outcome"] as? String
+            if outcome == "delivered" { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(outcome == "delivered")
+        p.send(SIGTERM)
+        #expect(try await p.waitForExit()?.code == 0)
+    }
+
     @Test func sigtermFinishesARequestInFlightAndExits0() async throws {
         let home = try Self.home()
         defer { try? FileManager.default.removeItem(atPath: home) }

@@ -72,6 +72,15 @@ struct ServerHarness {
     }
 
     static func start(settings: ServerConfig = ServerHarness.defaults) async throws -> ServerHarness {
+        let (router, fcm, home) = try await makeRouter()
+        let server = try HeraldServer(router: router, server: settings)
+        return ServerHarness(router: router, server: server, fcm: fcm, home: home)
+    }
+
+    /// The router alone (for the API without a socket); `store` replaces the config's store.
+    static func makeRouter(store: (@Sendable (String) throws -> any HeraldStore)? = nil) async throws -> (
+        Router, RecordingChannel, String
+    ) {
         let fcm = RecordingChannel()
         var registry = ChannelRegistry([fcm.factory(type: "rec-fcm", platforms: ["phone"]), HookChannel.factory])
         for p in HeraldChannels.registry.platforms { registry.register(platform: p) }
@@ -93,9 +102,9 @@ struct ServerHarness {
             """
         let config = try ConfigLoader.parse(text, registry: registry)
         let router = try await Router(
-            config: config, registry: registry, options: RouterOptions(logSink: RecordingLogSink()))
-        let server = try HeraldServer(router: router, server: settings)
-        return ServerHarness(router: router, server: server, fcm: fcm, home: home)
+            config: config, registry: registry,
+            options: RouterOptions(logSink: RecordingLogSink(), store: try store?(home + "/herald.db")))
+        return (router, fcm, home)
     }
 
     func stop() async {

@@ -63,7 +63,8 @@ public struct ServerConfig: Sendable {
                 return nil
             }
         }
-        guard !portText.isEmpty, portText.allSatisfy(\.isASCII), let port = Int(portText), (0...65535).contains(port)
+        guard !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText),
+            (0...65535).contains(port)
         else { return nil }
         return (String(host), port)
     }

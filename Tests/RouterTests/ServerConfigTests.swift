@@ -1,0 +1,121 @@
+import ChannelAPI
+import Router
+import RouterTesting
+import Testing
+
+/// Issue 17: the `server:` section: values, defaults, and errors at their positions.
+@Suite struct ServerConfigTests {
+    static let registry = ChannelRegistry([RecordingChannel().factory(type: "rec", platforms: ["ios"])])
+    static let hash = String(repeating: "ab", count: 32)
+
+    static func load(_ server: String, environment: [String: String] = [:]) throws(ConfigError) -> ServerConfig {
+        let text =
+            "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\nserver:\n" + server
+        return try ConfigLoader.parse(text, environment: environment, registry: registry).server
+    }
+
+    @Test func defaultsAreLoopbackWithoutTokens() throws {
+        let s = try ConfigLoader.parse(
+            "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n",
+            registry: Self.registry
+        ).server
+        #expect(s.host == "127.0.0.1" && s.port == 8686 && s.isLoopback)
+        #expect(s.maxBody == 65536 && s.tokens.isEmpty && s.metricsPublic)
+        #expect(s.ratePerSecond == 50 && s.burst == 200)
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let s = try Self.load(
+            """
+              listen: "[::1]:9000"
+              max-body: 1MiB
+              tokens:
+                - name: hub
+                  sha256: ${HUB_SHA}
+                  namespaces: ["default", "team-*"]
+                  scopes: [send, read]
+              rate-limit: { per-token: 600/m, burst: 5 }
+              metrics: token
+              request-timeout: 2s
+              idle-timeout: 3s
+              keepalive: 500ms
+            """, environment: ["HUB_SHA": Self.hash.uppercased()])
+        #expect(s.host == "::1" && s.port == 9000 && s.isLoopback)
+        #expect(s.maxBody == 1 << 20)
+        #expect(
+            s.tokens == [
+                APIToken(name: "hub", sha256: Self.hash, namespaces: ["default", "team-*"], scopes: ["send", "read"])
+            ])
+        #expect(s.ratePerSecond == 10 && s.burst == 5 && !s.metricsPublic)
+        #expect(s.requestTimeout == .seconds(2) && s.idleTimeout == .seconds(3) && s.keepalive == .milliseconds(500))
+        #expect(s.tokens[0].covers("team-a") && s.tokens[0].covers("default") && !s.tokens[0].covers("team"))
+        #expect(s.tokens[0].exactNamespaces == nil)
+    }
+
+    struct Case: Sendable, CustomStringConvertible {
+        let yaml: String
+        let line: Int
+        let column: Int
+        let message: String
+        var description: String { message }
+    }
+
+    static let cases: [Case] = [
+        Case(yaml: "  listen: localhost", line: 8, column: 11, message: "server.listen must be host:port"),
+        Case(yaml: "  listen: example.com:80", line: 8, column: 11, message: "numeric address"),
+        Case(yaml: "  listen: 127.0.0.1:70000", line: 8, column: 11, message: "server.listen"),
+        Case(yaml: "  max-body: 64KB", line: 8, column: 13, message: "server.max-body must be a size"),
+        Case(yaml: "  max-body: 0", line: 8, column: 13, message: "server.max-body"),
+        Case(yaml: "  metrics: private", line: 8, column: 12, message: "server.metrics must be public or token"),
+        Case(yaml: "  rate-limit: { per-token: fast }", line: 8, column: 28, message: "per-token must be a rate"),
+        Case(yaml: "  rate-limit: { burst: 0 }", line: 8, column: 24, message: "server.rate-limit.burst must be in"),
+        Case(yaml: "  tls: { cert: /nonexistent.pem, key: /x }", line: 8, column: 16, message: "cannot be read"),
+        Case(yaml: "  listn: 127.0.0.1:1", line: 8, column: 3, message: "unknown key 'listn' in server"),
+        Case(
+            yaml: "  tokens:\n    - name: a\n      sha256: abc\n      scopes: [send]", line: 10, column: 15,
+            message: "sha256 must be the 64 hex digits"),
+        Case(
+            yaml: "  tokens:\n    - name: a\n      sha256: \(hash)\n      scopes: [root]", line: 11, column: 15,
+            message: "unknown scope 'root'"),
+        Case(
+            yaml: "  tokens:\n    - name: a\n      sha256: \(hash)", line: 9, column: 7, message: "token a needs scopes"
+        ),
+        Case(
+            yaml: "  tokens:\n    - name: a\n      sha256: \(hash)\n      namespaces: [\"a*b\"]\n      scopes: [read]",
+            line: 11, column: 19, message: "use an exact name or a prefix ending in *"),
+        Case(
+            yaml:
+                "  tokens:\n    - { name: a, sha256: \(hash), scopes: [read] }\n    - { name: a, sha256: \(hash), scopes: [read] }",
+            line: 10, column: 15, message: "token name 'a' is used twice"),
+        Case(yaml: "  request-timeout: 0s", line: 8, column: 20, message: "must be more than 0"),
+    ]
+
+    @Test(arguments: cases) func errorsNameTheirPosition(_ c: Case) throws {
+        do {
+            _ = try Self.load(c.yaml)
+            Issue.record("no error for \(c.yaml)")
+        } catch {
+            #expect(error.mark?.line == c.line, "\(error)")
+            #expect(error.mark?.column == c.column, "\(error)")
+            #expect(error.message.contains(c.message), "\(error)")
+        }
+    }
+
+    @Test func listenSizeAndLoopbackParsing() throws {
+        #expect(try #require(ServerConfig.parseListen("127.0.0.1:8686")) == ("127.0.0.1", 8686))
+        #expect(try #require(ServerConfig.parseListen("localhost:1")) == ("127.0.0.1", 1))
+        #expect(try #require(ServerConfig.parseListen("[::]:80")) == ("::", 80))
+        #expect(ServerConfig.parseListen("::1:80") == nil)
+        #expect(ServerConfig.parseListen("1.2.3:80") == nil)
+        #expect(ServerConfig.parseListen("1.2.3.4:") == nil)
+        #expect(ServerConfig.parseListen("1.2.3.4:+80") == nil)
+        #expect(ServerConfig.parseSize("64KiB") == 65536)
+        #expect(ServerConfig.parseSize("512B") == 512)
+        #expect(ServerConfig.parseSize("99999999999999999MiB") == nil)
+        #expect(ServerConfig.parseSize("-1") == nil)
+        #expect(ServerConfig.isLoopback("127.8.9.10") && ServerConfig.isLoopback("::1"))
+        #expect(
+            !ServerConfig.isLoopback("0.0.0.0") && !ServerConfig.isLoopback("::")
+                && !ServerConfig.isLoopback("10.0.0.1"))
+    }
+}
