@@ -24,13 +24,18 @@ public final class HeraldAPI: Sendable {
     let streams = Locked<[ObjectIdentifier: ResponseStream]>([:])
     /// Monotonic seconds (the rate limiter's time; tests inject one).
     let now: @Sendable () -> Double
+    /// Where event-stream writers run (the server's handler threads); nil: the global executor.
+    let executor: HandlerExecutor?
 
-    /// Creates the API over `router` with the `server:` settings `server`.
+    /// Creates the API over `router` with the `server:` settings `server`; event-stream writers run
+    /// on `executor` when given.
     public init(
         router: Router, server: ServerConfig, metrics: ServerMetrics = ServerMetrics(),
+        executor: HandlerExecutor? = nil,
         now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
     ) {
         self.router = router
+        self.executor = executor
         self.metrics = metrics
         self.now = now
         settings = Locked(HeraldAPI.settings(server))
@@ -479,10 +484,18 @@ public final class HeraldAPI: Sendable {
             seconds = n
         }
         _ = try visibleEntry(id, token: token)
-        guard let event = try await router.waitForAction(notificationID: id, timeout: .seconds(seconds)) else {
-            return ServerResponse(status: 204)
+        // Woken by this process's router events; the store is read at least once a second, so an
+        // action recorded by another process sharing the store (`herald event`) is seen too.
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            let generation = signal.generation
+            if let event = try router.store.events(notificationId: id).first(where: { $0.kind == .action }) {
+                return HeraldAPI.json(200, ["event": event.json])
+            }
+            let left = deadline - ContinuousClock.now
+            if left <= .zero || Task.isCancelled || isStopping { return ServerResponse(status: 204) }
+            await signal.wait(after: generation, timeout: min(left, .seconds(1)))
         }
-        return HeraldAPI.json(200, ["event": event.json])
     }
 
     // MARK: Event stream
@@ -514,9 +527,11 @@ public final class HeraldAPI: Sendable {
         let store = router.store
         let signal = self.signal
         let keepalive = settings.withLock { $0.server.keepalive }
-        Task { [weak self] in
-            // An opening comment makes clients and proxies see the stream at once.
-            guard stream.write(Array(": stream\n\n".utf8)) else { return }
+        Task(executorPreference: executor) { [weak self] in
+            // An opening comment makes clients and proxies see the stream at once. A write that is
+            // refused (the client is gone, or stopped reading) ends the stream; a client that
+            // reconnects with Last-Event-ID misses nothing.
+            guard stream.write(Array(": stream\n\n".utf8)) else { return stream.finish() }
             var lastWrite = ContinuousClock.now
             while !stream.isClosed {
                 if self?.isStopping ?? true {
@@ -537,12 +552,12 @@ public final class HeraldAPI: Sendable {
                     text += "id: \(entry.sequence)\nevent: \(entry.kind)\ndata: \(entry.data.canonicalString)\n\n"
                 }
                 if !text.isEmpty {
-                    guard stream.write(Array(text.utf8)) else { return }
+                    guard stream.write(Array(text.utf8)) else { return stream.finish() }
                     lastWrite = .now
                 }
                 if page.count == 500 { continue }
                 if ContinuousClock.now - lastWrite >= keepalive {
-                    guard stream.write(Array(": keepalive\n\n".utf8)) else { return }
+                    guard stream.write(Array(": keepalive\n\n".utf8)) else { return stream.finish() }
                     lastWrite = .now
                 }
                 // Woken by this process's router; other processes sharing the store are seen within 1 s.

@@ -9,6 +9,7 @@ public final class HeraldServer: Sendable {
     public let api: HeraldAPI
     let http: MicroHTTPServer
     let forwarder: Task<Void, Never>
+    let executor: HandlerExecutor
 
     /// The port it listens on.
     public var port: Int { http.port }
@@ -18,8 +19,12 @@ public final class HeraldServer: Sendable {
     /// Starts serving `router` with `server`. Throws ``ServerError`` when it cannot listen or read
     /// the TLS files.
     public init(router: Router, server: ServerConfig) throws {
-        let api = HeraldAPI(router: router, server: server)
+        // Handlers and stream writers run on threads of their own (at least 4: a handler may wait on
+        // the store), not on the global pool, which the worker and an embedding app share.
+        let executor = HandlerExecutor(threads: max(4, ProcessInfo.processInfo.activeProcessorCount))
+        let api = HeraldAPI(router: router, server: server, executor: executor)
         var options = ServerOptions()
+        options.executor = executor
         options.maxBody = server.maxBody
         options.requestDeadline = server.requestTimeout
         options.idleTimeoutSeconds = max(1, Int(server.idleTimeout.components.seconds))
@@ -41,8 +46,14 @@ public final class HeraldServer: Sendable {
             }
         }
         self.api = api
-        http = try MicroHTTPServer(host: server.host, port: server.port, options: options) { request in
-            await api.handle(request)
+        self.executor = executor
+        do {
+            http = try MicroHTTPServer(host: server.host, port: server.port, options: options) { request in
+                await api.handle(request)
+            }
+        } catch {
+            executor.shutdown()
+            throw error
         }
         forwarder = api.forwardRouterEvents()
     }
@@ -52,8 +63,10 @@ public final class HeraldServer: Sendable {
 
     /// Stops accepting, lets requests in flight finish (up to `grace`), ends event streams, stops.
     public func stop(grace: Duration = .seconds(10)) async {
-        await http.stop(grace: grace)
+        // Streams end and new requests get 503 at once; requests in flight go on.
         api.beginShutdown()
+        await http.stop(grace: grace)
         forwarder.cancel()
+        executor.shutdown()
     }
 }

@@ -129,7 +129,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('PRAGMA user_version = 99')\ndb.commit()",
             [path])
         let error = try refusal(path)
-        #expect(error == .newerSchema(path: path, version: 99, supported: 1))
+        #expect(error == .newerSchema(path: path, version: 99, supported: 2))
         #expect(error.description.contains("newer"))
     }
 

@@ -89,3 +89,48 @@ import Testing
         await router.shutdown()
     }
 }
+
+/// The handler is a pure function of the request value: random methods, paths, headers and bodies
+/// always get a JSON answer below 500 (or a stream), never a crash.
+@Suite struct HeraldAPIRandomRequestTests {
+    @Test func randomRequestsGetAnAnswer() async throws {
+        let (api, router) = try await HeraldAPIUnitTests.api()
+        var random = SystemRandomNumberGenerator()
+        let methods = ["GET", "POST", "DELETE", "PUT", "PATCH", "HEAD", "OPTIONS", "", "G\u{0}T"]
+        let paths = [
+            "/", "/healthz", "/metrics", "/v1", "/v1/", "/v1/devices", "/v1/notifications", "/v1/notifications/x",
+            "/v1/notifications/x/events", "/v1/notifications/x/action", "/v1/events", "/v1/webpush/vapid-public-key",
+            "/v1/channels/hook/hook", "/v1/channels//", "//v1//devices", "/v1/notifications/%00/action", "",
+        ]
+        let bodies: [[UInt8]] = [
+            [], Array("{}".utf8), Array("[]".utf8), Array(#"{"title":"t"}"#.utf8), Array("{\"kind\":\"action\"}".utf8),
+            Array(#"{"deviceId":"d","platform":"phone","token":"t"}"#.utf8), Array("nul\u{0}l".utf8),
+            (0..<64).map { _ in UInt8.random(in: 0...255) }, Array(String(repeating: "[", count: 500).utf8),
+        ]
+        let tokens = [nil, ServerHarness.admin, ServerHarness.reader, "hrd_wrong", ""]
+        for _ in 0..<1000 {
+            var headers: [String: String] = [:]
+            if let t = tokens.randomElement(using: &random)! { headers["authorization"] = "Bearer \(t)" }
+            if Bool.random(using: &random) { headers["content-type"] = "application/json" }
+            var query: [String: String] = [:]
+            for key in ["namespace", "limit", "before", "timeout", "since", "wait", "deviceId", "token"]
+            where Int.random(in: 0..<4, using: &random) == 0 {
+                query[key] = ["0", "-1", "default", "none", "999999999999999999999", "", "x"].randomElement(
+                    using: &random)!
+            }
+            if query["timeout"] != nil { query["timeout"] = "0" }
+            let request = ServerRequest(
+                method: methods.randomElement(using: &random)!, path: paths.randomElement(using: &random)!,
+                query: query, headers: headers, body: bodies.randomElement(using: &random)!)
+            let response = await api.handle(request)
+            #expect(response.status < 500 || response.status == 503, "\(request) → \(response.status)")
+            if case .stream(let s) = response.body {
+                s.finish()
+            } else if response.status != 204 {
+                #expect(response.header("Content-Type") != nil, "\(request)")
+            }
+        }
+        api.beginShutdown()
+        await router.shutdown()
+    }
+}

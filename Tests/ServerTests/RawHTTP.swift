@@ -23,12 +23,14 @@ struct RawHTTPError: Error, CustomStringConvertible {
 
 /// A blocking HTTP/1.1 client over a plain socket, run off the Swift concurrency pool (the server under
 /// test may run in-process and needs that pool). It can also send malformed bytes and read streams.
+/// Reads wait up to 180 s by default: in a full test run other suites can hold the concurrency pool
+/// (and so the router's delivery tasks) for tens of seconds.
 final class RawConnection: @unchecked Sendable {
     let fd: Int32
     var pending: [UInt8] = []
     static let queue = DispatchQueue(label: "raw-http", attributes: .concurrent)
 
-    init(port: Int, timeout: Double = 10) throws {
+    init(port: Int, timeout: Double = 180) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError(description: "socket failed") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - floor(timeout)) * 1_000_000))
@@ -166,7 +168,7 @@ enum RawHTTP {
     /// One request on a new connection.
     static func request(
         port: Int, _ method: String, _ path: String, token: String? = nil, headers: [String: String] = [:],
-        body: [UInt8]? = nil, json: String? = nil, timeout: Double = 10
+        body: [UInt8]? = nil, json: String? = nil, timeout: Double = 180
     ) async throws -> RawResponse {
         var h = headers
         var payload = body
@@ -208,7 +210,7 @@ final class SSEClient: @unchecked Sendable {
 
     static func open(port: Int, path: String, token: String?, lastEventID: Int64? = nil) async throws -> SSEClient {
         try await RawHTTP.offPool {
-            let c = try RawConnection(port: port, timeout: 10)
+            let c = try RawConnection(port: port, timeout: 180)
             var text = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
             if let token { text += "Authorization: Bearer \(token)\r\n" }
             if let lastEventID { text += "Last-Event-ID: \(lastEventID)\r\n" }
@@ -219,7 +221,7 @@ final class SSEClient: @unchecked Sendable {
     }
 
     /// Reads events (and comments, as event "comment") until `until` says stop or time runs out.
-    func read(until done: @escaping @Sendable ([Event]) -> Bool, timeout: Double = 10) async throws -> [Event] {
+    func read(until done: @escaping @Sendable ([Event]) -> Bool, timeout: Double = 180) async throws -> [Event] {
         try await RawHTTP.offPool {
             var events: [Event] = []
             let end = Date().addingTimeInterval(timeout)

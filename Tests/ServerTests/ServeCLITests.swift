@@ -76,6 +76,22 @@ import Testing
         #expect(r.stderr.contains("server.tokens is empty"))
     }
 
+    @Test func aPublicListenWithTokensButNoTLSStartsWithAWarning() async throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        try Self.config(server: "  listen: 0.0.0.0:0\n  tokens:\n" + Self.tokenEntry("t", "hrd_public"))
+            .write(toFile: home + "/herald.yaml", atomically: true, encoding: .utf8)
+        let p = try Subprocess.launch(
+            executable: Self.binary, arguments: ["serve", "-c", home + "/herald.yaml"],
+            environment: ["HERALD_HOME": home],
+            currentDirectory: home)
+        let err = try await p.waitForStderr("serving on http://0.0.0.0:")
+        #expect(err.contains("is not loopback and server.tls is not set; terminate TLS in front of Herald"), "\(err)")
+        #expect(err.contains("serving on http://0.0.0.0:"))
+        p.send(SIGTERM)
+        #expect(try await p.waitForExit()?.code == 0)
+    }
+
     @Test func tokensNewPrintsATokenAndItsHash() throws {
         let r = try Subprocess.run(
             executable: Self.binary,
@@ -154,23 +170,43 @@ import Testing
         #expect(try await p.waitForExit()?.code == 0)
     }
 
-    @Test func sigtermFinishesARequestInFlightAndExits0() async throws {
+    /// A send whose receiver takes 1.5 s is in flight when SIGTERM arrives: it is answered with its
+    /// report, new connections are refused, and the process exits 0.
+    @Test(.stopsFakeHTTPServers) func sigtermFinishesARequestInFlightAndExits0() async throws {
+        let receiver = try await FakeHTTPServer.start(http2: false)
+        try await receiver.route("/hook", [FakeHTTPResponse(status: 204, delay: .milliseconds(1500))])
         let home = try Self.home()
         defer { try? FileManager.default.removeItem(atPath: home) }
         let token = "hrd_term-token"
-        try Self.config(server: "  listen: 127.0.0.1:0\n  tokens:\n" + Self.tokenEntry("t", token))
-            .write(toFile: home + "/herald.yaml", atomically: true, encoding: .utf8)
+        let config = """
+            version: 1
+            store: { path: ./herald.db }
+            tls: { ca-file: \(receiver.caFile) }
+            server:
+              listen: 127.0.0.1:0
+              tokens:
+            \(Self.tokenEntry("t", token))
+            channels:
+              slow:
+                type: webhook
+                url: \(receiver.baseURL)/hook
+                secret: whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=
+            routes:
+              default:
+                - deliver: [slow]
+            """
+        try config.write(toFile: home + "/herald.yaml", atomically: true, encoding: .utf8)
         let (p, port) = try await Self.serve(home)
-        let sent = try await RawHTTP.request(
-            port: port, "POST", "/v1/notifications", token: token, json: #"{"id":"inflight","title":"x"}"#)
-        #expect(sent.status == 200)
-        // A long-poll that ends by its own timeout (1 s) is in flight when SIGTERM arrives.
+        let clock = ContinuousClock()
+        let started = clock.now
         async let inFlight = RawHTTP.request(
-            port: port, "GET", "/v1/notifications/inflight/action?timeout=1", token: token)
-        try await Task.sleep(for: .milliseconds(300))
+            port: port, "POST", "/v1/notifications", token: token, json: #"{"id":"inflight","title":"x"}"#)
+        try await Task.sleep(for: .milliseconds(400))
         p.send(SIGTERM)
         let answer = try await inFlight
-        #expect(answer.status == 204)
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect((answer.json?["deliveries"] as? [[String: Any]])?.first?["outcome"] as? String == "delivered")
+        #expect(clock.now - started >= .milliseconds(1400))
         let result = try await p.waitForExit()
         #expect(result?.code == 0, "\(result?.stderr ?? "")")
         #expect(result?.stderr.contains("herald: stopped") == true)

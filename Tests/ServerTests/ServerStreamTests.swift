@@ -86,7 +86,7 @@ import Testing
     @Test func keepaliveComments() async throws {
         try await withServer { h in
             let s = try await SSEClient.open(port: h.port, path: "/v1/events", token: ServerHarness.admin)
-            let events = try await s.read(until: { $0.filter { $0.data == "keepalive" }.count >= 2 }, timeout: 5)
+            let events = try await s.read(until: { $0.filter { $0.data == "keepalive" }.count >= 2 })
             s.close()
             #expect(events.filter { $0.data == "keepalive" }.count >= 2)
         }

@@ -298,9 +298,10 @@ public final class MicroHTTPServer: Sendable {
             let key = ObjectIdentifier(context)
             let connectionBits = Int(bitPattern: connection)
             let handler = server.handler
+            let executor = server.options.executor
             // Registered before it can finish, so the running table never keeps a finished task.
             server.running.withLock { running in
-                running[key] = Task {
+                running[key] = Task(executorPreference: executor) {
                     let response = await handler(request)
                     context.response.withLock { $0 = response }
                     server.running.withLock { _ = $0.removeValue(forKey: key) }
@@ -361,6 +362,8 @@ public final class MicroHTTPServer: Sendable {
             stream.attach(connection: connection)
             let key = ObjectIdentifier(stream)
             streams.withLock { $0[key] = stream }
+            // A stream answered while stopping is ended at once (stop waits for every stream).
+            if isStopping { stream.finish() }
             let holder = StreamHolder(stream: stream, server: self)
             let cls = Unmanaged.passRetained(holder).toOpaque()
             mhdResponse = MHD_create_response_from_callback(

@@ -18,6 +18,8 @@ public struct ServerOptions: Sendable {
     public var tls: (certificatePEM: String, keyPEM: String)?
     /// How often the request-deadline timer looks at connections.
     public var deadlineCheckInterval: Duration = .milliseconds(100)
+    /// Where handlers run; nil: the global concurrent executor.
+    public var executor: HandlerExecutor?
     /// The answer for a request the server refuses itself (413, 503).
     public var rejection: @Sendable (ServerRejection) -> ServerResponse = { reason in
         switch reason {

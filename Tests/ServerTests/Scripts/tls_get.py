@@ -7,7 +7,7 @@ import urllib.request
 port, path, cafile = sys.argv[1], sys.argv[2], sys.argv[3]
 context = ssl.create_default_context(cafile=cafile)
 try:
-    with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", context=context, timeout=10) as r:
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", context=context, timeout=180) as r:
         print(r.status)
         print(r.read().decode())
 except urllib.error.URLError as e:
