@@ -25,8 +25,8 @@ public final class MicroHTTPServer: Sendable {
     private let daemon = Locked<Int?>(nil)
     /// Open connections by their pointer's bit pattern: socket and when the current request began.
     let connections = Locked<[Int: ConnectionEntry]>([:])
-    /// Requests whose handler is running.
-    let running = Locked<[ObjectIdentifier: Task<Void, Never>]>([:])
+    /// Requests whose handler is running: the task, and the request's state (to answer it at stop).
+    let running = Locked<[ObjectIdentifier: (task: Task<Void, Never>, context: RequestContext)]>([:])
     /// Streams not yet closed.
     let streams = Locked<[ObjectIdentifier: ResponseStream]>([:])
     let stopping = Atomic<Bool>(false)
@@ -140,7 +140,7 @@ public final class MicroHTTPServer: Sendable {
         while clock.now < deadline, !running.withLock({ $0.isEmpty }) {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        for task in running.withLock({ Array($0.values) }) { task.cancel() }
+        for entry in running.withLock({ Array($0.values) }) { entry.task.cancel() }
         for stream in streams.withLock({ Array($0.values) }) { stream.finish() }
         // Cancelled handlers answer, finished streams flush; wait (bounded) until none is left
         // suspended, since libmicrohttpd must not stop with suspended connections.
@@ -148,6 +148,12 @@ public final class MicroHTTPServer: Sendable {
         while clock.now < hard, !(running.withLock { $0.isEmpty } && streams.withLock { $0.isEmpty }) {
             try? await Task.sleep(for: .milliseconds(10))
         }
+        // A handler that ignored its cancellation: its connection is resumed with a 503 here (the
+        // handler's own answer, if it ever comes, is dropped), so none stays suspended.
+        for entry in running.withLock({ Array($0.values) }) {
+            entry.context.answer(options.rejection(.shuttingDown))
+        }
+        if !running.withLock({ $0.isEmpty }) { try? await Task.sleep(for: .milliseconds(100)) }
         timerStopped.store(true, ordering: .releasing)
         if let d = daemon.withLock({ d -> Int? in
             defer { d = nil }
@@ -299,18 +305,19 @@ public final class MicroHTTPServer: Sendable {
             let connectionBits = Int(bitPattern: connection)
             let handler = server.handler
             let executor = server.options.executor
+            context.connection = connectionBits
             // Registered before it can finish, so the running table never keeps a finished task.
             server.running.withLock { running in
-                running[key] = Task(executorPreference: executor) {
+                let task = Task(executorPreference: executor) {
                     let response = await handler(request)
-                    context.response.withLock { $0 = response }
                     server.running.withLock { _ = $0.removeValue(forKey: key) }
-                    MHD_resume_connection(OpaquePointer(bitPattern: connectionBits))
+                    context.answer(response)
                 }
+                running[key] = (task, context)
             }
             return .YES
         case .handling:
-            guard let response = context.response.withLock({ $0 }) else { return .YES }
+            guard let response = context.response.withLock({ $0.response }) else { return .YES }
             context.state = .answered
             return server.queue(response, on: connection)
         case .answered:
@@ -415,8 +422,21 @@ final class RequestContext: @unchecked Sendable {
     var received = 0
     var tooLarge = false
     var state = State.receiving
-    /// Set by the handler's task, read on the connection's thread after the resume.
-    let response = Locked<ServerResponse?>(nil)
+    /// Set by the handler's task (or by ``MicroHTTPServer/stop(grace:)``), read on the connection's
+    /// thread after the resume; `resumed` makes sure the connection is resumed once.
+    let response = Locked<(response: ServerResponse?, resumed: Bool)>((nil, false))
+    /// The suspended connection (bit pattern), set before the handler starts.
+    var connection = 0
+
+    /// Hands the answer over and resumes the connection, unless that was done already.
+    func answer(_ response: ServerResponse) {
+        let resume = self.response.withLock { r -> Bool in
+            if r.resumed { return false }
+            r = (response, true)
+            return true
+        }
+        if resume { MHD_resume_connection(OpaquePointer(bitPattern: connection)) }
+    }
 
     init(method: String, path: String) {
         self.method = method
