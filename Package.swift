@@ -71,7 +71,8 @@ let package = Package(
 
         // The HTTP API of `herald serve`: request values in, response values out, the router behind.
         .target(
-            name: "HeraldServer", dependencies: ["ChannelAPI", "Router", "HeraldMHD", "HeraldCrypto", "HeraldSync"]),
+            name: "HeraldServer",
+            dependencies: ["ChannelAPI", "Router", "HeraldMHD", "HeraldCrypto", "HeraldSync", "HeraldConsole"]),
 
         // Built-in channel modules.
         .target(
@@ -100,6 +101,9 @@ let package = Package(
                 "TelegramChannel",
             ],
             path: "Sources/Channels/HeraldChannels"),
+
+        // The operator console (`GET /console` of herald serve): its files built in, and the summary it reads.
+        .target(name: "HeraldConsole", dependencies: ["ChannelAPI", "Router"], exclude: ["Console"]),
 
         // Fakes for channel authors and our own tests.
         .target(
@@ -150,6 +154,13 @@ let package = Package(
             dependencies: [
                 "HeraldServer", "HeraldMHD", "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels",
                 "HeraldCrypto", "HeraldSync",
+            ],
+            exclude: ["Scripts"]),
+        .testTarget(
+            name: "ConsoleTests",
+            dependencies: [
+                "HeraldConsole", "HeraldServer", "HeraldMHD", "Router", "RouterTesting", "HeraldChannels", "HeraldCrypto",
+                "HeraldHTTPTesting",
             ],
             exclude: ["Scripts"]),
         .testTarget(

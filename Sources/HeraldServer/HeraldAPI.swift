@@ -87,6 +87,7 @@ public final class HeraldAPI: Sendable {
 
     /// Matches a path to a route pattern and its `{…}` values.
     static func match(_ path: String) -> Route? {
+        if let console = consoleRoute(path) { return console }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         switch parts.count {
         case 1 where parts[0] == "healthz": return Route(pattern: "/healthz", methods: ["GET"], parameters: [])
@@ -175,6 +176,7 @@ public final class HeraldAPI: Sendable {
             return try await channelWebhook(request, name: route.parameters[0], kind: route.parameters[1])
         default: break
         }
+        if let console = try await consoleResponse(request, method: method, route: route) { return console }
         switch (method, route.pattern) {
         case ("POST", "/v1/devices"):
             return try await registerDevice(request, token: try authorize(request, scopes: ["devices"], route: route))
