@@ -20,6 +20,8 @@ public final class HeraldAPI: Sendable {
     /// The metrics `GET /metrics` renders.
     public let metrics: ServerMetrics
     let signal = EventSignal()
+    /// The newest event-log entries, read once for every stream (made at the first stream).
+    private let tailStorage = Locked<EventLogTail?>(nil)
     let stopping = Locked(false)
     let streams = Locked<[ObjectIdentifier: ResponseStream]>([:])
     /// Monotonic seconds (the rate limiter's time; tests inject one).
@@ -517,6 +519,16 @@ public final class HeraldAPI: Sendable {
 
     // MARK: Event stream
 
+    /// The shared ``EventLogTail``, made at the first stream.
+    func eventLogTail() throws -> EventLogTail {
+        try tailStorage.withLock { t in
+            if let t { return t }
+            let made = try EventLogTail(store: router.store)
+            t = made
+            return made
+        }
+    }
+
     func eventStream(_ request: ServerRequest, token: APIToken) throws -> ServerResponse {
         var filter: [String]?
         var patternFilter: APIToken?
@@ -541,7 +553,7 @@ public final class HeraldAPI: Sendable {
         let key = ObjectIdentifier(stream)
         streams.withLock { $0[key] = stream }
         stream.onClose { [weak self] in _ = self?.streams.withLock { $0.removeValue(forKey: key) } }
-        let store = router.store
+        let tail = try eventLogTail()
         let signal = self.signal
         let keepalive = settings.withLock { $0.server.keepalive }
         Task(executorPreference: executor) { [weak self] in
@@ -558,7 +570,7 @@ public final class HeraldAPI: Sendable {
                 let generation = signal.generation
                 let page: [EventLogEntry]
                 do {
-                    page = try store.eventLog(after: since, namespaces: filter, limit: 500)
+                    page = try tail.entries(after: since, namespaces: filter, limit: 500, generation: generation)
                 } catch {
                     stream.finish()
                     return
