@@ -62,11 +62,15 @@ private final class Locked<Value>: @unchecked Sendable {
     }
 }
 
+/// The store's directory, removed when the process exits.
+private let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-fuzz-http-\(getpid())")
+    .path
+
 /// Set up once per process: a router on a temporary SQLite store (a `log` channel writing to
 /// /dev/null, a `webpush` channel for the VAPID key route, one route) and the API over it.
 private let api: HeraldAPI? = blocking { () -> HeraldAPI? in
-    let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-fuzz-http-\(getpid())").path
     try? FileManager.default.removeItem(atPath: home)
+    atexit { try? FileManager.default.removeItem(atPath: home) }
     guard (try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)) != nil else {
         return nil
     }
@@ -270,6 +274,9 @@ private func check(_ request: ServerRequest, _ response: ServerResponse) {
     }
 }
 
+/// `FUZZ_HTTP_TRACE=1` prints each request and its answer (to look at what a seed reaches).
+private let trace = ProcessInfo.processInfo.environment["FUZZ_HTTP_TRACE"] != nil
+
 /// libFuzzer entry: one raw HTTP/1.1 request, answered `x-fuzz-repeat` times (the rate limit is
 /// reset first, so an input always gets the same answers from the limiter).
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -279,6 +286,10 @@ public func fuzzHTTPAPI(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     api.reload(server: serverConfig)
     for _ in 0..<repeats {
         let response = blocking { await api.handle(request) }
+        if trace {
+            let body = String(decoding: response.bodyBytes.prefix(160), as: UTF8.self)
+            print("\(request.method) \(request.path) \(request.query) → \(response.status) \(body)")
+        }
         check(request, response)
     }
     return 0
