@@ -62,15 +62,26 @@ private final class Locked<Value>: @unchecked Sendable {
     }
 }
 
-/// The store's directory, removed when the process exits.
-private let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-fuzz-http-\(getpid())")
-    .path
+/// The store's directory, one per process. libFuzzer ends with `_exit` (no `atexit` handlers), so
+/// the setup removes the directories of earlier runs whose process is gone instead.
+private let temporary = FileManager.default.temporaryDirectory
+private let home = temporary.appendingPathComponent("herald-fuzz-http-\(getpid())").path
+
+/// Removes `herald-fuzz-http-<pid>` directories whose process no longer exists.
+private func removeStaleStores() {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+    for name in names where name.hasPrefix("herald-fuzz-http-") {
+        guard let pid = Int32(name.dropFirst("herald-fuzz-http-".count)), kill(pid, 0) != 0, errno == ESRCH
+        else { continue }
+        try? FileManager.default.removeItem(atPath: temporary.appendingPathComponent(name).path)
+    }
+}
 
 /// Set up once per process: a router on a temporary SQLite store (a `log` channel writing to
 /// /dev/null, a `webpush` channel for the VAPID key route, one route) and the API over it.
 private let api: HeraldAPI? = blocking { () -> HeraldAPI? in
+    removeStaleStores()
     try? FileManager.default.removeItem(atPath: home)
-    atexit { try? FileManager.default.removeItem(atPath: home) }
     guard (try? FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)) != nil else {
         return nil
     }
