@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "HeraldChannels", targets: ["HeraldChannels"]),
         .library(name: "RouterTesting", targets: ["RouterTesting"]),
         .library(name: "HeraldHTTPTesting", targets: ["HeraldHTTPTesting"]),
+        .library(name: "HeraldServer", targets: ["HeraldServer", "HeraldMHD"]),
         .executable(name: "herald", targets: ["herald"]),
         .executable(name: "herald-bench", targets: ["HeraldBench"]),
     ],

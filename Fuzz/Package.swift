@@ -31,5 +31,7 @@ let package = Package(
         target("fuzz-telegram-update", [herald("HeraldChannels")]),
         target("fuzz-relay-response", [herald("HeraldChannels"), herald("ChannelSupport")]),
         target("fuzz-live-activity", [herald("HeraldChannels")]),
+        target(
+            "fuzz-http-api", [herald("HeraldServer"), herald("Router"), herald("HeraldChannels"), herald("ChannelAPI")]),
     ]
 )
