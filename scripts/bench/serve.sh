@@ -6,7 +6,8 @@
 #   SMOKE=1 scripts/bench/serve.sh         seconds, tiny scale: checks the tooling, not the speed
 #
 # Env: DURATION (wrk seconds, default 20), CONNECTIONS (64), SUBSCRIBERS (1000), BURST (1000),
-# HERALD_BIN (skip the release build and use this binary), PORT (18686), FLOOR_PORT (18687).
+# HERALD_BIN (skip the release build and use this binary), PORT (18686), FLOOR_PORT (18687),
+# ONLY=stream (only part 3).
 #
 # 1. Accepted sends: POST /v1/notifications?wait=none through $CONNECTIONS keep-alive connections
 #    (wrk + serve_notify.lua: every request a new notification id, so nothing is a replay), each
@@ -96,6 +97,7 @@ wrk_run() {
   rps=$(sed -n 's/.* rps=\([0-9]*\).*/\1/p' <<<"$result")
 }
 
+if [ "${ONLY:-all}" = all ]; then
 echo "## 1. accepted sends: POST /v1/notifications?wait=none"
 wrk_run herald-send "$PORT" notification 0; herald_rps=$rps
 wrk_run floor-send "$FLOOR_PORT" notification 0; floor_rps=$rps
@@ -111,6 +113,7 @@ echo "## 2. registrations: POST /v1/devices"
 wrk_run herald-devices "$PORT" device 0; herald_rps=$rps
 wrk_run floor-devices "$FLOOR_PORT" device 0; floor_rps=$rps
 awk -v h="$herald_rps" -v f="$floor_rps" 'BEGIN { if (f > 0) printf "herald/floor: %.0f%%\n", 100 * h / f }'
+fi
 
 echo "## 3. event stream: $SUBSCRIBERS subscribers x $BURST notifications"
 python3 scripts/bench/sse_fanout.py "http://127.0.0.1:$PORT" "$token" "$SUBSCRIBERS" "$BURST" --pid "$herald_pid"
