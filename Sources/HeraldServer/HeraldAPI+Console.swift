@@ -24,6 +24,8 @@ extension HeraldAPI {
         case ("GET", "/console"):
             // The files hold no data: no token (the page asks for one and sends it to the API).
             guard let page = ConsoleAssets.response(forPath: request.path) else { return nil }
+            // A path under /console that is no file: the API's JSON 404, like every error (§6).
+            guard page.status != 404 else { throw APIError.notFound("no console file \(request.path)") }
             return ServerResponse(
                 status: page.status, headers: page.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
                 body: .bytes(request.method == "HEAD" ? [] : page.body))

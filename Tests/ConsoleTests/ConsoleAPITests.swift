@@ -109,6 +109,13 @@ import Testing
             let js = await f.call("GET", "/console/console.js", token: nil)
             #expect(js.status == 200)
             #expect(js.body == ConsoleAssets.asset(named: "console.js")?.body)
+            // An unknown file is a 404 like any other: a JSON error (http-api.md §6; fuzz-http-api
+            // found it answered as plain text).
+            let missing = await f.call("GET", "/console//v1%%", token: nil)
+            #expect(missing.status == 404)
+            #expect(missing.headers["content-type"] == "application/json")
+            let error = try JSONValue.parse(Array(missing.body.utf8))["error"]
+            #expect(error?["code"] == "not_found")
             #expect(await f.call("GET", "/console/nothing.js", token: nil).status == 404)
             let post = await f.call("POST", "/console", token: nil)
             #expect(post.status == 405)
