@@ -220,6 +220,9 @@ import Testing
                 seen += batch.map(\.sequence)
                 last = batch.last?.sequence ?? last
                 if finished && batch.isEmpty { return seen }
+                // Give the thread back: a reader spinning on the shared pool once starved the
+                // writers (and so itself) when other tests held the pool's other thread.
+                try await Task.sleep(for: .milliseconds(2))
             }
         }.value
         try await withThrowingTaskGroup(of: Void.self) { group in
