@@ -3,27 +3,10 @@ import Router
 
 /// Renders the channel graph for `herald graph`.
 enum GraphRenderer {
-    static func routes(_ config: HeraldConfig) -> [(String, [RouteStep])] {
-        [("default", config.routes.defaultRoute)]
-            + config.routes.namespaces.sorted { $0.key < $1.key }.map { ("ns:" + $0.key, $0.value) }
-    }
+    static func routes(_ config: HeraldConfig) -> [(name: String, steps: [RouteStep])] { config.routes.inGraphOrder }
 
     static func label(_ step: RouteStep, index: Int) -> String {
-        var parts = ["step \(index + 1)"]
-        if step.mode == .first { parts.append("mode first") }
-        if let t = step.whenTypes { parts.append("type: " + t.joined(separator: "|")) }
-        if let s = step.whenSeverities { parts.append("severity: " + s.map(\.rawValue).joined(separator: "|")) }
-        if let u = step.unlessDelivered {
-            switch u {
-            case .any: parts.append("unless delivered: any")
-            case .channels(let c): parts.append("unless delivered: " + c.joined(separator: ","))
-            }
-        }
-        if !step.unlessRegistered.isEmpty {
-            parts.append("unless registered: " + step.unlessRegistered.joined(separator: ","))
-        }
-        if let c = step.cooldown { parts.append("cooldown \(c.milliseconds)ms") }
-        return parts.joined(separator: "\\n")
+        step.labelLines(index: index).joined(separator: "\\n")
     }
 
     static func id(_ s: String) -> String { s.map { $0.isLetter || $0.isNumber ? $0 : "_" }.map(String.init).joined() }
