@@ -33,6 +33,8 @@ fi
 python3 -c 'import aioapns' 2>/dev/null || { echo "pip install aioapns first" >&2; exit 1; }
 
 # HERALD_BENCH: a prebuilt herald-bench to measure instead (e.g. a saved baseline); skips the build.
+# HERALD_BENCH_BASELINE: a second prebuilt herald-bench (e.g. an older commit's) measured in every
+# round right after the first, as client "baseline", for an interleaved before/after comparison.
 if [[ -n ${HERALD_BENCH:-} ]]; then BENCH=$HERALD_BENCH; else
     swift build -c release --product herald-bench >/dev/null
     BENCH=.build/release/herald-bench
@@ -86,6 +88,12 @@ for run in $(seq "$REPEAT"); do
     echo "herald  run=$run $out"
     echo "herald $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*"peak_rss_kb":\([0-9]*\).*/\1/p')" >>"$RESULTS"
 
+    if [[ -n ${HERALD_BENCH_BASELINE:-} ]]; then
+        out=$("$HERALD_BENCH_BASELINE" apns "$BASE" "$CA" "$N" 125 $((INFLIGHT / 100)) $((CONNECTIONS / LOOPS > 0 ? CONNECTIONS / LOOPS : 1)) "$LOOPS")
+        echo "baseline run=$run $out"
+        echo "baseline $(echo "$out" | sed -n 's/.*"rps":\([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*"peak_rss_kb":\([0-9]*\).*/\1/p')" >>"$RESULTS"
+    fi
+
     out=$(python3 scripts/bench/aioapns_bench.py 127.0.0.1 "$PORT" "$CA" "$N" "$INFLIGHT" "$CONNECTIONS")
     echo "aioapns run=$run $out"
     echo "aioapns $(echo "$out" | sed -n 's/.*"rps": \([0-9]*\).*/\1/p') $(echo "$out" | sed -n 's/.*"peak_rss_kb": \([0-9]*\).*/\1/p')" >>"$RESULTS"
@@ -95,7 +103,7 @@ python3 - "$RESULTS" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 print("\nsummary (median of runs, devices/s)")
-for client in ("h2load", "floor", "corked", "herald", "aioapns"):
+for client in ("h2load", "floor", "corked", "herald", "baseline", "aioapns"):
     sel = [r for r in rows if r[0] == client and len(r) > 1 and r[1]]
     if not sel:
         continue
@@ -105,12 +113,19 @@ for client in ("h2load", "floor", "corked", "herald", "aioapns"):
     extra = f"  peak RSS {rss:5.1f} MB" if client != "h2load" else ""
     print(f"  {client:8s} {rps:8.0f}/s{extra}  (runs: {runs})")
 med = {c: statistics.median(float(r[1]) for r in rows if r[0] == c and len(r) > 1 and r[1])
-       for c in ("floor", "corked", "herald", "aioapns") if any(r[0] == c and len(r) > 1 and r[1] for r in rows)}
+       for c in ("floor", "corked", "herald", "baseline", "aioapns") if any(r[0] == c and len(r) > 1 and r[1] for r in rows)}
 if "herald" in med:
     for ref, target in (("floor", "target >= 80%"), ("corked", "same corking, for reference")):
         if ref in med:
             print(f"  herald/{ref} = {med['herald'] / med[ref] * 100:.0f}%  ({target})")
     if "aioapns" in med:
         print(f"  herald/aioapns = {med['herald'] / med['aioapns']:.1f}x  (target >= 10x)")
+    if "baseline" in med:
+        print(f"  herald/baseline = {med['herald'] / med['baseline'] * 100:.0f}%  (same code speed = 100%)")
+        for ref in ("floor", "corked", "aioapns"):
+            if ref in med:
+                print(f"  baseline/{ref} = {med['baseline'] / med[ref]:.2f}  herald/{ref} = {med['herald'] / med[ref]:.2f}")
+        pairs = [(float(h[1]), float(b[1])) for h, b in zip([r for r in rows if r[0] == "herald"], [r for r in rows if r[0] == "baseline"]) if h[1] and b[1]]
+        print("  per-round herald/baseline: " + ", ".join(f"{h / b * 100:.0f}%" for h, b in pairs))
 PY
 rm -f "$RESULTS"
