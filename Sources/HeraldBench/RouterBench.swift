@@ -87,6 +87,56 @@ enum RouterBench {
         ]).canonicalString
     }
 
+    /// Plan + persist (``Router/enqueue(_:)``) of one notification for N devices, `rounds` times on
+    /// the same router (a new notification each round); returns a JSON line with the median and every
+    /// round, in milliseconds.
+    static func persist(devices: Int, rounds: Int) async throws -> String {
+        let recorder = RecordingChannel()
+        let clock = ManualClock()
+        let (router, dir) = try await makeRouter(devices: devices, recorder: recorder, clock: clock)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Warm-up: fills the device cache and SQLite's page cache as a long-running router has them.
+        _ = try router.enqueue(HeraldNotification(title: "warm"))
+        var times: [Double] = []
+        for _ in 0..<max(1, rounds) {
+            let n = HeraldNotification(title: "Build finished", body: "All tests passed", data: ["sessionId": "s1"])
+            let t0 = ContinuousClock.now
+            _ = try router.enqueue(n)
+            times.append(ms(ContinuousClock.now - t0))
+        }
+        await router.shutdown()
+        let sorted = times.sorted()
+        return JSONValue.object([
+            "bench": "router-persist", "devices": .number(Double(devices)),
+            "median_ms": .number(sorted[sorted.count / 2]), "runs_ms": .array(times.map { .number($0) }),
+            "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
+        ]).canonicalString
+    }
+
+    /// The router's in-process `send` under the config at `configPath` (its store holds the devices,
+    /// registered beforehand): one notification, timed around ``Router/send(_:)`` alone (config load,
+    /// channel set-up and store open are not timed; the first request's connection and provider token
+    /// are). Returns a JSON line: `devices` (deliveries reported), `delivered`, `seconds`, `rps`, `peak_rss_kb`.
+    static func send(configPath: String) async throws -> String {
+        let router = try await Router(configPath: configPath, registry: HeraldChannels.registry)
+        let n = HeraldNotification(
+            type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
+            url: "/sessions/5f0c", data: ["sessionId": "5f0c", "sessionName": "claude - hapi", "requestId": "r-17"],
+            badge: 3, ttl: 3600)
+        let t0 = ContinuousClock.now
+        let report = try await router.send(n)
+        let elapsed = ContinuousClock.now - t0
+        await router.shutdown()
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let delivered = report.deliveries(.delivered).count
+        return JSONValue.object([
+            "bench": "router-send", "devices": .number(Double(report.deliveries.count)),
+            "delivered": .number(Double(delivered)), "seconds": .number((seconds * 1000).rounded() / 1000),
+            "rps": .number(seconds > 0 ? (Double(report.deliveries.count) / seconds).rounded() : 0),
+            "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
+        ]).canonicalString
+    }
+
     static func ms(_ d: Duration) -> Double {
         let (s, a) = d.components
         return ((Double(s) * 1000 + Double(a) / 1e15) * 10).rounded() / 10
