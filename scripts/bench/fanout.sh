@@ -45,6 +45,7 @@ HERALD=$BIN/herald
 BENCH=$BIN/herald-bench
 
 WORK=$(mktemp -d /tmp/herald-fanout.XXXXXX)
+chmod 755 "$WORK" # nginx workers (nobody) read the sink directory inside it
 SINK_DIR="$WORK/sink"
 trap 'scripts/bench/sink.sh stop "$SINK_DIR" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 read -r PORT CA < <(scripts/bench/sink.sh start "$SINK_DIR" 2>/dev/null)
@@ -77,7 +78,7 @@ setup() {
         echo "store: { path: $dir/run.db }"
         echo "tls: { ca-file: $CA }"
         echo "http: { event-loops: $LOOPS }"
-        echo "log-level: warning"
+        echo "log: { level: warning }"
         echo "channels:"
         if [[ $channel == apns ]]; then
             echo "  apns: { type: apns, key-p8: $WORK/apns.p8, key-id: BENCHKEY01, team-id: BENCHTEAM1, topic: com.example.bench, endpoints: { production: $BASE, sandbox: $BASE } }"
