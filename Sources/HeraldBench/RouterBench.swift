@@ -98,10 +98,13 @@ enum RouterBench {
         // Warm-up: fills the device cache and SQLite's page cache as a long-running router has them.
         _ = try router.enqueue(HeraldNotification(title: "warm"))
         var times: [Double] = []
+        var cpu: [Double] = []
         for _ in 0..<max(1, rounds) {
             let n = HeraldNotification(title: "Build finished", body: "All tests passed", data: ["sessionId": "s1"])
             let t0 = ContinuousClock.now
+            let c0 = StoreBench.threadCPU()
             _ = try router.enqueue(n)
+            cpu.append(((StoreBench.threadCPU() - c0) * 10).rounded() / 10)
             times.append(ms(ContinuousClock.now - t0))
         }
         await router.shutdown()
@@ -109,6 +112,7 @@ enum RouterBench {
         return JSONValue.object([
             "bench": "router-persist", "devices": .number(Double(devices)),
             "median_ms": .number(sorted[sorted.count / 2]), "runs_ms": .array(times.map { .number($0) }),
+            "cpu_median_ms": .number(cpu.sorted()[cpu.count / 2]),
             "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
         ]).canonicalString
     }

@@ -185,3 +185,73 @@ import Testing
         await h.router.shutdown()
     }
 }
+
+/// SQLite records a chunk's results with set-based statements: the rows, attempts, event-log entries
+/// and device removals are those of recording each result on its own.
+@Suite struct BatchedRecordTests {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func store(_ path: String) throws -> SQLiteStore {
+        let store = try SQLiteStore(path: path)
+        for i in 0..<5 {
+            _ = try store.upsertDevice(
+                Device(deviceId: "d\(i)", platform: "phone", fields: ["token": .string("T\(i)")], address: "T\(i)"),
+                now: t0)
+        }
+        let n = HeraldNotification(id: "n", title: "t")
+        let rows = (0..<6).map { i in
+            DeliveryRecord(
+                id: "n-\(i)", notificationId: "n", step: 0, position: 0, channel: i == 5 ? "sink" : "fcm",
+                deviceId: i == 5 ? nil : "d\(i)", platform: i == 5 ? nil : "phone", state: .pending, updatedAt: t0)
+        }
+        try store.insertNotification(
+            n, steps: [StepRule(mode: .all, unlessDelivered: nil, timeout: nil)], deliveries: rows, now: t0)
+        return store
+    }
+
+    static let attempts = [
+        AttemptRecord(
+            deliveryId: "n-0", attempt: 1, state: .delivered, status: 200, providerMessageId: "m-0",
+            details: ["apns-id": "x"]),
+        AttemptRecord(
+            deliveryId: "n-1", attempt: 1, state: .retry, nextAttemptAt: t0.addingTimeInterval(30), status: 503,
+            reason: "busy \"quoted\" ✓"),
+        AttemptRecord(deliveryId: "n-2", attempt: 1, state: .failed, status: 400, reason: "BadDeviceToken"),
+        AttemptRecord(
+            deliveryId: "n-3", attempt: 1, state: .dead, status: 410, reason: "Unregistered",
+            removeDevice: ("default", "d3", "phone", "T3")),
+        AttemptRecord(deliveryId: "n-5", attempt: 1, state: .suppressed, reason: "quiet"),
+    ]
+
+    @Test func aBatchRecordsWhatOneByOneRecords() throws {
+        let batched = try Self.store(Harness.tempPath())
+        let single = try Self.store(Harness.tempPath())
+        let now = Self.t0.addingTimeInterval(1)
+        let removedBatched = try batched.record(Self.attempts, now: now)
+        var removedSingle: [Device] = []
+        for a in Self.attempts { removedSingle += try single.record([a], now: now) }
+        #expect(removedBatched.map(\.deviceId) == ["d3"])
+        #expect(removedBatched == removedSingle)
+
+        func dump(_ s: SQLiteStore) throws -> [String] {
+            let rows = try s.db.query("SELECT * FROM deliveries ORDER BY id").map { "\($0.columns) \($0.values)" }
+            let tried = try s.db.query("SELECT * FROM attempts ORDER BY delivery_id").map {
+                "\($0.columns) \($0.values)"
+            }
+            let log = try s.db.query(
+                "SELECT namespace, kind, notification_id, data, created_at FROM event_log ORDER BY sequence"
+            )
+            .map { "\($0.columns) \($0.values)" }
+            let devices = try s.devices(namespace: nil).map(\.deviceId)
+            return rows + tried + log + devices
+        }
+        let a = try dump(batched)
+        #expect(a == (try dump(single)))
+        // Ordered by step, position, device: the sink row (no device) first.
+        let states = try batched.deliveries(notificationId: "n").map(\.state)
+        #expect(states == [.suppressed, .delivered, .retry, .failed, .dead, .pending])
+        #expect(try batched.deliveries(notificationId: "n").first { $0.id == "n-0" }?.providerMessageId == "m-0")
+        batched.close()
+        single.close()
+    }
+}

@@ -208,18 +208,99 @@ extension SQLiteStore {
     }
 
     /// See ``HeraldStore``: pages of 1,000 rows in `rowid` order, which is the order rows were inserted
-    /// in (step, position, device), the order of ``deliveries(notificationId:)``.
+    /// in (step, position, device), the order of ``deliveries(notificationId:)``. Each page is a range
+    /// of the table itself (between the notification's first and last row), not a sort of its rows.
     public func forEachDelivery(notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws {
-        var after: Int64 = 0
-        while true {
+        guard
+            let bounds = try db.queryOne(
+                "SELECT MIN(rowid) AS lo, MAX(rowid) AS hi FROM deliveries WHERE notification_id = \(notificationId)"),
+            let lo = bounds.int("lo"), let hi = bounds.int("hi")
+        else { return }
+        var after = lo - 1
+        while after < hi {
             let rows = try db.query(
                 """
-                SELECT rowid AS page_position, * FROM deliveries
-                WHERE notification_id = \(notificationId) AND rowid > \(after) ORDER BY rowid LIMIT 1000
+                SELECT rowid AS page_position, * FROM deliveries NOT INDEXED
+                WHERE rowid > \(after) AND rowid <= \(hi) AND notification_id = \(notificationId)
+                ORDER BY rowid LIMIT 1000
                 """)
             for row in rows { try body(try SQLiteStore.decodeDelivery(row)) }
             guard rows.count == 1000, let last = rows.last?.int("page_position") else { return }
             after = last
         }
+    }
+
+    /// Applies attempt results (distinct deliveries) inside the caller's transaction with one
+    /// `UPDATE … FROM json_each`, one multi-row event-log `INSERT` and one multi-row attempts `INSERT`
+    /// (dead devices are removed row by row): the same rows, entries and removals as recording them
+    /// one by one, in the same order.
+    static func recordBatch(_ attempts: [AttemptRecord], now: Date, _ c: SQLiteConnection) throws -> [Device] {
+        let at = ms(now)
+        func text(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
+        func number(_ n: Int?) -> JSONValue { n.map { .number(Double($0)) } ?? .null }
+        let rows = JSONValue.array(
+            attempts.map { a in
+                .array([
+                    .string(a.deliveryId), .string(a.state.rawValue), .number(Double(a.attempt)),
+                    a.nextAttemptAt.map { .number(Double(ms($0))) } ?? .null, number(a.status), text(a.reason),
+                    text(a.providerMessageId),
+                    a.details.isEmpty
+                        ? .null : .string(JSONValue.object(a.details.mapValues { .string($0) }).canonicalString),
+                ])
+            }
+        ).canonicalString
+        let updated = try c.query(
+            """
+            UPDATE deliveries SET state = j.state, attempts = j.attempt, next_attempt_at = j.next_at, status = j.status,
+              reason = j.reason, provider_id = COALESCE(j.provider_id, deliveries.provider_id),
+              details = COALESCE(j.details, deliveries.details), lease_owner = NULL, lease_until = NULL,
+              updated_at = \(at)
+            FROM (
+              SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS state,
+                json_extract(value, '$[2]') AS attempt, json_extract(value, '$[3]') AS next_at,
+                json_extract(value, '$[4]') AS status, json_extract(value, '$[5]') AS reason,
+                json_extract(value, '$[6]') AS provider_id, json_extract(value, '$[7]') AS details
+              FROM json_each(\(rows))) AS j
+            WHERE deliveries.id = j.id
+            RETURNING deliveries.id AS id, notification_id, channel, device_id
+            """)
+        var found: [String: (notificationId: String, channel: String, deviceId: String?)] = [:]
+        for row in updated {
+            guard let id = row.string("id"), let nid = row.string("notification_id"),
+                let channel = row.string("channel")
+            else { continue }
+            found[id] = (nid, channel, row.string("device_id"))
+        }
+        var namespaces: [String: String] = [:]
+        var events: SQL = "INSERT INTO event_log(namespace, kind, notification_id, data, created_at) VALUES"
+        var eventCount = 0
+        var history: SQL = "INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason) VALUES"
+        history.reserveBindings(attempts.count * 6)
+        for (i, a) in attempts.enumerated() {
+            if i > 0 { history.appendLiteral(",") }
+            history.append("(\(a.deliveryId), \(a.attempt), \(at), \(a.state.rawValue), \(a.status), \(a.reason))")
+            guard let row = found[a.deliveryId],
+                let ns = try namespace(of: row.notificationId, c, cache: &namespaces)
+            else { continue }
+            let data = EventLogData.delivery(
+                notificationId: row.notificationId, channel: row.channel, deviceId: row.deviceId,
+                outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason)
+            if eventCount > 0 { events.appendLiteral(",") }
+            events.append("(\(ns), 'delivery', \(row.notificationId), \(data.canonicalString), \(at))")
+            eventCount += 1
+        }
+        if eventCount > 0 { try c.run(events) }
+        try c.run(history)
+        var removed: [Device] = []
+        for a in attempts where a.state == .dead {
+            guard let r = a.removeDevice else { continue }
+            let match: SQL = """
+                namespace = \(r.namespace) AND device_id = \(r.deviceId) AND platform = \(r.platform)
+                  AND (\(r.address) IS NULL OR address IS \(r.address))
+                """
+            for row in try c.query("SELECT * FROM devices WHERE \(match)") { removed.append(try decodeDevice(row)) }
+            try c.run("DELETE FROM devices WHERE \(match)")
+        }
+        return removed
     }
 }
