@@ -1,6 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldChannels
+import HeraldSQLite
 import Router
 import RouterTesting
 
@@ -117,10 +118,14 @@ enum RouterBench {
         ]).canonicalString
     }
 
-    /// The router's in-process `send` under the config at `configPath` (its store holds the devices,
-    /// registered beforehand): one notification, timed around ``Router/send(_:)`` alone (config load,
+    /// The router's in-process send under the config at `configPath` (its store holds the devices,
+    /// registered beforehand): one notification through ``Router/sendSummarized(_:)`` (what `herald send`
+    /// runs; ``Router/send(_:)`` also builds the full report), timed around the call alone (config load,
     /// channel set-up and store open are not timed; the first request's connection and provider token
-    /// are). Returns a JSON line: `devices` (deliveries reported), `delivered`, `seconds`, `rps`, `peak_rss_kb`.
+    /// are). Returns a JSON line: `devices` (deliveries), `delivered`, `seconds`, `rps`, `peak_rss_kb`, and
+    /// where the memory is: `sqlite_highwater_kb` (SQLite's own allocations at their peak: page cache,
+    /// statements, in this process's heap) and, from `/proc/self/status` right after the send,
+    /// `rss_anon_kb` (heap, stacks: what the process allocated) and `rss_file_kb` (mapped libraries).
     static func send(configPath: String) async throws -> String {
         let router = try await Router(configPath: configPath, registry: HeraldChannels.registry)
         let n = HeraldNotification(
@@ -128,16 +133,26 @@ enum RouterBench {
             url: "/sessions/5f0c", data: ["sessionId": "5f0c", "sessionName": "claude - hapi", "requestId": "r-17"],
             badge: 3, ttl: 3600)
         let t0 = ContinuousClock.now
-        let report = try await router.send(n)
+        let summary = try await router.sendSummarized(n)
         let elapsed = ContinuousClock.now - t0
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        func kb(_ key: String) -> Double {
+            for line in status.split(separator: "\n") where line.hasPrefix(key) {
+                return Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+            }
+            return 0
+        }
+        let (anon, file) = (kb("RssAnon:"), kb("RssFile:"))
         await router.shutdown()
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let delivered = report.deliveries(.delivered).count
         return JSONValue.object([
-            "bench": "router-send", "devices": .number(Double(report.deliveries.count)),
-            "delivered": .number(Double(delivered)), "seconds": .number((seconds * 1000).rounded() / 1000),
-            "rps": .number(seconds > 0 ? (Double(report.deliveries.count) / seconds).rounded() : 0),
+            "bench": "router-send", "devices": .number(Double(summary.total)),
+            "delivered": .number(Double(summary.counts[.delivered] ?? 0)),
+            "seconds": .number((seconds * 1000).rounded() / 1000),
+            "rps": .number(seconds > 0 ? (Double(summary.total) / seconds).rounded() : 0),
             "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
+            "sqlite_highwater_kb": .number(Double(SQLiteDatabase.memoryHighwater / 1024)),
+            "rss_anon_kb": .number(anon), "rss_file_kb": .number(file),
         ]).canonicalString
     }
 
