@@ -8,7 +8,8 @@
 #            the sink, SQLite store in a temp dir holding N devices registered beforehand with
 #            `herald devices register` (not timed; every round starts from a copy of that store).
 #   router   the router's in-process send (`herald-bench router-send CONFIG`), same config and store copy,
-#            timed around Router.send alone.
+#            timed around Router.sendSummarized alone (what `herald send` runs; it also prints where the
+#            memory is: SQLite's high-water, RssAnon, RssFile).
 #   channel  the channel's deliver() alone (`herald-bench apns …` / `herald-bench webpush send …`).
 #   aioapns / pywebpush (16 threads, one session each).
 # plus, once, plan + persist of PERSIST deliveries (`herald-bench router-persist`, median of 7).
