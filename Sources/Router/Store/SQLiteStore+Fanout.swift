@@ -157,20 +157,27 @@ extension SQLiteStore {
         ).map(SQLiteStore.decodeDevice)
     }
 
-    /// See ``HeraldStore``: one `GROUP BY` query.
+    /// See ``HeraldStore``: one query grouped by `(step, channel)`, the order of the
+    /// `deliveries_notification` index, with one count per state; grouping by the state too would sort
+    /// every row of the notification in memory (4.8 MB for 100,000 deliveries).
     public func deliveryTallies(notificationId: String) throws -> [DeliveryTally] {
-        try db.query(
-            """
-            SELECT step, channel, MIN(position) AS position, state, COUNT(*) AS n FROM deliveries
-            WHERE notification_id = \(notificationId) GROUP BY step, channel, state ORDER BY step, position, channel
-            """
-        ).map { row in
-            guard let step = row.int("step"), let channel = row.string("channel"), let position = row.int("position"),
-                let text = row.string("state"), let state = DeliveryState(rawValue: text), let n = row.int("n")
+        let states = DeliveryState.allCases
+        var sql: SQL = "SELECT step, channel, MIN(position) AS position"
+        for state in states { sql.append(", SUM(state = \(state.rawValue))") }
+        sql.append(" FROM deliveries WHERE notification_id = \(notificationId) GROUP BY step, channel")
+        var tallies: [DeliveryTally] = []
+        for row in try db.query(sql) {
+            guard let step = row.int("step"), let channel = row.string("channel"), let position = row.int("position")
             else { throw StoreError.corrupt("delivery tally of \(notificationId)") }
-            return DeliveryTally(
-                step: Int(step), position: Int(position), channel: channel, state: state, count: Int(n))
+            for (i, state) in states.enumerated() {
+                // Columns: step, channel, position, then one count per state.
+                guard case .integer(let n) = row[3 + i], n > 0 else { continue }
+                tallies.append(
+                    DeliveryTally(
+                        step: Int(step), position: Int(position), channel: channel, state: state, count: Int(n)))
+            }
         }
+        return tallies.sorted { ($0.step, $0.position, $0.channel) < ($1.step, $1.position, $1.channel) }
     }
 
     /// See ``HeraldStore``: pages follow the rows' `rowid` (insertion order), so each page is an index
