@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build demo test test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg format lint clean
+.PHONY: deps build demo test test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout format lint clean
 
 SWIFT ?= swift
 
@@ -49,6 +49,12 @@ bench-serve: deps
 bench-pg: deps
 	$(SWIFT) build -c release
 	@bash scripts/bench/pg.sh
+
+# Issue 19: herald send end to end (whole process and in-process) beside the channel alone, aioapns and
+# pywebpush, APNs and Web Push; SMOKE=1 checks the tooling in seconds.
+bench-fanout: deps
+	$(SWIFT) build -c release
+	@bash scripts/bench/fanout.sh
 
 format:
 	$(SWIFT) format format -i -r Sources Tests Examples Package.swift

@@ -123,6 +123,7 @@ let package = Package(
             name: "HeraldBench",
             dependencies: [
                 "HeraldCrypto", "HeraldHTTP", "HeraldSodium", "Router", "HeraldChannels", "RouterTesting", "ChannelSupport",
+                "HeraldSQLite",
             ]),
 
         // Examples: a channel module built outside the built-in set, and a hub embedding the router.

@@ -1,6 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldChannels
+import HeraldSQLite
 import Router
 import RouterTesting
 
@@ -84,6 +85,74 @@ enum RouterBench {
             "drain_ms": .number(ms(t1 - tPersist)),
             "deliveries_per_s": .number((Double(summary.attempted) / seconds).rounded()),
             "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
+        ]).canonicalString
+    }
+
+    /// Plan + persist (``Router/enqueue(_:)``) of one notification for N devices, `rounds` times on
+    /// the same router (a new notification each round); returns a JSON line with the median and every
+    /// round, in milliseconds.
+    static func persist(devices: Int, rounds: Int) async throws -> String {
+        let recorder = RecordingChannel()
+        let clock = ManualClock()
+        let (router, dir) = try await makeRouter(devices: devices, recorder: recorder, clock: clock)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Warm-up: fills the device cache and SQLite's page cache as a long-running router has them.
+        _ = try router.enqueue(HeraldNotification(title: "warm"))
+        var times: [Double] = []
+        var cpu: [Double] = []
+        for _ in 0..<max(1, rounds) {
+            let n = HeraldNotification(title: "Build finished", body: "All tests passed", data: ["sessionId": "s1"])
+            let t0 = ContinuousClock.now
+            let c0 = StoreBench.threadCPU()
+            _ = try router.enqueue(n)
+            cpu.append(((StoreBench.threadCPU() - c0) * 10).rounded() / 10)
+            times.append(ms(ContinuousClock.now - t0))
+        }
+        await router.shutdown()
+        let sorted = times.sorted()
+        return JSONValue.object([
+            "bench": "router-persist", "devices": .number(Double(devices)),
+            "median_ms": .number(sorted[sorted.count / 2]), "runs_ms": .array(times.map { .number($0) }),
+            "cpu_median_ms": .number(cpu.sorted()[cpu.count / 2]),
+            "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
+        ]).canonicalString
+    }
+
+    /// The router's in-process send under the config at `configPath` (its store holds the devices,
+    /// registered beforehand): one notification through ``Router/sendSummarized(_:)`` (what `herald send`
+    /// runs; ``Router/send(_:)`` also builds the full report), timed around the call alone (config load,
+    /// channel set-up and store open are not timed; the first request's connection and provider token
+    /// are). Returns a JSON line: `devices` (deliveries), `delivered`, `seconds`, `rps`, `peak_rss_kb`, and
+    /// where the memory is: `sqlite_highwater_kb` (SQLite's own allocations at their peak: page cache,
+    /// statements, in this process's heap) and, from `/proc/self/status` right after the send,
+    /// `rss_anon_kb` (heap, stacks: what the process allocated) and `rss_file_kb` (mapped libraries).
+    static func send(configPath: String) async throws -> String {
+        let router = try await Router(configPath: configPath, registry: HeraldChannels.registry)
+        let n = HeraldNotification(
+            type: "permission-request", title: "Permission Request", body: "Claude Bash: rm -rf build",
+            url: "/sessions/5f0c", data: ["sessionId": "5f0c", "sessionName": "claude - hapi", "requestId": "r-17"],
+            badge: 3, ttl: 3600)
+        let t0 = ContinuousClock.now
+        let summary = try await router.sendSummarized(n)
+        let elapsed = ContinuousClock.now - t0
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        func kb(_ key: String) -> Double {
+            for line in status.split(separator: "\n") where line.hasPrefix(key) {
+                return Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+            }
+            return 0
+        }
+        let (anon, file) = (kb("RssAnon:"), kb("RssFile:"))
+        await router.shutdown()
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return JSONValue.object([
+            "bench": "router-send", "devices": .number(Double(summary.total)),
+            "delivered": .number(Double(summary.counts[.delivered] ?? 0)),
+            "seconds": .number((seconds * 1000).rounded() / 1000),
+            "rps": .number(seconds > 0 ? (Double(summary.total) / seconds).rounded() : 0),
+            "peak_rss_kb": .number(Double(HTTPBench.peakRSSKilobytes())),
+            "sqlite_highwater_kb": .number(Double(SQLiteDatabase.memoryHighwater / 1024)),
+            "rss_anon_kb": .number(anon), "rss_file_kb": .number(file),
         ]).canonicalString
     }
 

@@ -9,6 +9,8 @@ let usage = """
       http URL CAFILE N INFLIGHT CONNECTIONS LOOPS [global]  1 KB POSTs to an HTTP/2 sink
       router-fanout DEVICES                            plan + persist one notification for N devices
       router-drain DEVICES                             persist N retries, then drain them
+      router-persist DEVICES ROUNDS                    plan + persist one notification for N devices, median of ROUNDS
+      router-send CONFIG                               the router's in-process send under CONFIG (devices in its store)
       router-store DELIVERIES ROUNDS [POSTGRES_URL]    the store alone: insert, claim, record (thread CPU and wall);
                                                        on PostgreSQL with a URL, else a fresh SQLite file per round
       apns BASEURL CAFILE DEVICES BATCH BATCHES_IN_FLIGHT CONNECTIONS LOOPS
@@ -55,6 +57,14 @@ do {
         try await WebPushBench.main(Array(args.dropFirst()))
     case "libs":
         print(try LibraryBench.run(seconds: Double(args.count > 1 ? args[1] : "1") ?? 1))
+    case "router-persist":
+        print(try await RouterBench.persist(devices: int(1) ?? 10_000, rounds: int(2) ?? 7))
+    case "router-send":
+        guard args.count >= 2 else {
+            print(usage)
+            exit(2)
+        }
+        print(try await RouterBench.send(configPath: args[1]))
     case "router-drain":
         print(try await RouterBench.drain(devices: int(1) ?? 10_000))
     case "router-store":

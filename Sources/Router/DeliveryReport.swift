@@ -24,6 +24,22 @@ public struct DeliveryReport: Sendable {
     public func deliveries(_ state: DeliveryState) -> [DeliveryRecord] { deliveries.filter { $0.state == state } }
 }
 
+/// What ``Router/sendSummarized(_:)`` returns: the notification and how many of its deliveries
+/// ended in each state, without the deliveries themselves (read those with ``Router/forEachDelivery(of:_:)``).
+public struct SendSummary: Sendable, Equatable {
+    /// The notification id.
+    public var id: String
+    /// Its namespace.
+    public var namespace: String
+    /// How many deliveries are in each state.
+    public var counts: [DeliveryState: Int]
+    /// `true` when the notification id was already stored: nothing was routed.
+    public var replayed = false
+
+    /// Every delivery planned.
+    public var total: Int { counts.values.reduce(0, +) }
+}
+
 /// What a drain did.
 public struct DrainSummary: Sendable, Equatable {
     /// Deliveries attempted.

@@ -185,33 +185,45 @@ public final class Router: Sendable {
     /// Returns the plan.
     @discardableResult
     public func enqueue(_ notification: HeraldNotification) throws -> DeliveryPlan {
-        try persist(notification, graph: currentGraph).plan
-    }
-
-    func persist(_ notification: HeraldNotification, graph g: RouterGraph) throws -> (
-        plan: DeliveryPlan, records: [DeliveryRecord]
-    ) {
-        let now = options.clock.now()
-        let (routeName, steps) = g.config.routes.route(for: notification.namespace)
-        var cooled: Set<Int> = []
-        if let tag = notification.collapseTag {
-            let keys = steps.enumerated().compactMap { i, s in s.cooldown.map { (key: "\(routeName)#\(i)", window: $0) }
-            }
-            if !keys.isEmpty {
-                let hits = try store.touchCooldowns(namespace: notification.namespace, tag: tag, keys: keys, now: now)
-                cooled = Set(steps.indices.filter { hits.contains("\(routeName)#\($0)") })
-            }
-        }
+        let g = currentGraph
+        let cooled = try touchCooldowns(notification, graph: g, now: options.clock.now())
         let devices = try store.devices(namespace: notification.namespace)
         let plan = Planner.plan(
             notification, config: g.config, facts: PlanningFacts(devices: devices, cooledDownSteps: cooled))
-        let (rules, records) = Router.outboxRows(plan: plan, now: now)
-        try store.insertNotification(notification, steps: rules, deliveries: records, now: now)
+        _ = try persist(notification, graph: g, cooled: cooled)
+        return plan
+    }
+
+    /// The steps whose `cooldown:` window already saw the notification's tag (stamping the others).
+    func touchCooldowns(_ notification: HeraldNotification, graph g: RouterGraph, now: Date) throws -> Set<Int> {
+        guard let tag = notification.collapseTag else { return [] }
+        let (routeName, steps) = g.config.routes.route(for: notification.namespace)
+        let keys = steps.enumerated().compactMap { i, s in s.cooldown.map { (key: "\(routeName)#\(i)", window: $0) } }
+        guard !keys.isEmpty else { return [] }
+        let hits = try store.touchCooldowns(namespace: notification.namespace, tag: tag, keys: keys, now: now)
+        return Set(steps.indices.filter { hits.contains("\(routeName)#\($0)") })
+    }
+
+    /// Persists a notification with every planned delivery (one transaction), streaming: the planner
+    /// outlines the outbox from the namespace's device count per platform and the store expands it
+    /// against the devices page by page (``HeraldStore/insertNotification(_:steps:groups:now:suppressed:)``),
+    /// so no list of devices or deliveries is held. Returns what `send` executes from.
+    func persist(_ notification: HeraldNotification, graph g: RouterGraph, cooled: Set<Int>? = nil) throws
+        -> StoredNotification
+    {
+        let now = options.clock.now()
+        let cooled = try cooled ?? touchCooldowns(notification, graph: g, now: now)
+        let counts = try store.devicePlatformCounts(namespace: notification.namespace)
+        let outline = Planner.outline(
+            notification, config: g.config, platformCounts: counts, cooledDownSteps: cooled)
+        let hub = self.hub
+        _ = try store.insertNotification(notification, steps: outline.steps, groups: outline.groups, now: now) {
+            hub.emit(.delivery($0))
+        }
         if let tag = notification.collapseTag {
             try store.addBadgeTag(namespace: notification.namespace, tag: tag, now: now)
         }
-        for r in records where r.state == .suppressed { hub.emit(.delivery(r)) }
-        return (plan, records)
+        return StoredNotification(notification: notification, createdAt: now, steps: outline.steps)
     }
 
     /// Routes one notification: plans it, persists it with every planned delivery (one
@@ -220,63 +232,49 @@ public final class Router: Sendable {
     ///
     /// Idempotent by id: a notification whose `id` is already stored is not routed again; the
     /// stored report is returned with ``DeliveryReport/replayed`` set.
+    ///
+    /// The report lists every delivery. For a large fan-out, ``sendSummarized(_:)`` with
+    /// ``forEachDelivery(of:_:)`` does the same work with memory that does not grow with the fan-out.
     public func send(_ notification: HeraldNotification) async throws -> DeliveryReport {
-        if let stored = try replay(notification.id) { return stored }
+        let summary = try await sendSummarized(notification)
+        return DeliveryReport(
+            id: summary.id, namespace: summary.namespace,
+            deliveries: try store.deliveries(notificationId: summary.id), replayed: summary.replayed)
+    }
+
+    /// Routes one notification as ``send(_:)`` does and returns its delivery counts instead of every
+    /// delivery: planning, persisting, sending and recording stream in bounded pages, so a
+    /// 100,000-device fan-out runs in memory that does not grow with it. Read the deliveries with
+    /// ``forEachDelivery(of:_:)``.
+    public func sendSummarized(_ notification: HeraldNotification) async throws -> SendSummary {
+        if let stored = try store.notification(id: notification.id) {
+            return try summary(id: notification.id, namespace: stored.notification.namespace, replayed: true)
+        }
         let g = currentGraph
+        let stored: StoredNotification
         do {
-            _ = try persist(notification, graph: g)
+            stored = try persist(notification, graph: g)
         } catch {
             // Another sender stored the same id between the check and the insert.
-            if let stored = try replay(notification.id) { return stored }
+            if let existing = try store.notification(id: notification.id) {
+                return try summary(id: notification.id, namespace: existing.notification.namespace, replayed: true)
+            }
             throw error
         }
-        try await executor.execute(notificationId: notification.id, graph: g)
-        return DeliveryReport(
-            id: notification.id, namespace: notification.namespace,
-            deliveries: try store.deliveries(notificationId: notification.id))
+        try await executor.execute(stored, graph: g)
+        return try summary(id: notification.id, namespace: notification.namespace, replayed: false)
     }
 
-    /// The stored report of an already stored notification, flagged as a replay; nil when unknown.
-    private func replay(_ id: String) throws -> DeliveryReport? {
-        guard let stored = try store.notification(id: id) else { return nil }
-        return DeliveryReport(
-            id: id, namespace: stored.notification.namespace, deliveries: try store.deliveries(notificationId: id),
-            replayed: true)
+    /// Calls `body` with every delivery of a notification (in report order), read from the store in
+    /// pages: the streaming counterpart of ``DeliveryReport/deliveries``.
+    public func forEachDelivery(of notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws {
+        try store.forEachDelivery(notificationId: notificationId, body)
     }
 
-    /// Turns a plan into outbox rows: one per (applicable step, enabled channel, device), one per
-    /// sink; steps suppressed at plan time are recorded as `suppressed` at once.
-    static func outboxRows(plan: DeliveryPlan, now: Date) -> ([StepRule], [DeliveryRecord]) {
-        var rules: [StepRule] = []
-        var rows: [DeliveryRecord] = []
-        // Ids come from the system source even when tests inject a fixed one: they must be unique.
-        var ids = UUIDGenerator.makeTimeOrdered(
-            plan.deliveryCountIncludingSuppressed, at: now.millisecondsSince1970, random: SystemRandom()
-        ).makeIterator()
-        func nextID() -> String { ids.next() ?? UUIDGenerator.make(random: SystemRandom()) }
-        for step in plan.steps {
-            rules.append(StepRule(mode: step.mode, unlessDelivered: step.unlessDelivered, timeout: step.timeout))
-            guard step.applies else { continue }
-            let state: DeliveryState = step.suppression == nil ? .pending : .suppressed
-            for (position, channel) in step.channels.enumerated() where channel.enabled {
-                if channel.isSink {
-                    rows.append(
-                        DeliveryRecord(
-                            id: nextID(), notificationId: plan.notificationId, step: step.index,
-                            position: position, channel: channel.name, deviceId: nil, platform: nil, state: state,
-                            reason: step.suppression, updatedAt: now))
-                } else {
-                    for d in channel.devices {
-                        rows.append(
-                            DeliveryRecord(
-                                id: nextID(), notificationId: plan.notificationId,
-                                step: step.index, position: position, channel: channel.name, deviceId: d.deviceId,
-                                platform: d.platform, state: state, reason: step.suppression, updatedAt: now))
-                    }
-                }
-            }
-        }
-        return (rules, rows)
+    private func summary(id: String, namespace: String, replayed: Bool) throws -> SendSummary {
+        var counts: [DeliveryState: Int] = [:]
+        for t in try store.deliveryTallies(notificationId: id) { counts[t.state, default: 0] += t.count }
+        return SendSummary(id: id, namespace: namespace, counts: counts, replayed: replayed)
     }
 
     // MARK: Outbox

@@ -122,17 +122,31 @@ struct HeraldCLI {
             let text = try args.value("json") ?? readStdin()
             let notification = try HeraldNotification(jsonText: text)
             return try await withRouter(args) { router in
-                let report = try await router.send(notification)
-                if report.replayed {
+                // The report is written as it is read from the store, page by page: a large fan-out
+                // does not hold its deliveries in memory (issue 19).
+                let summary = try await router.sendSummarized(notification)
+                if summary.replayed {
                     eprint(
-                        "herald: notification \(report.id) was already sent; not routed again (the stored report follows)"
+                        "herald: notification \(summary.id) was already sent; not routed again (the stored report follows)"
                     )
                 }
                 if format == "json" {
-                    output(report.json)
+                    // The same bytes as the report's canonical JSON (keys sorted), written incrementally.
+                    var out = FileHandleOutput()
+                    out.write(#"{"deliveries":["#)
+                    var first = true
+                    try router.forEachDelivery(of: summary.id) { d in
+                        out.write((first ? "" : ",") + d.reportJSON.canonicalString)
+                        first = false
+                    }
+                    out.write(
+                        #"],"id":\#(JSONValue.string(summary.id).canonicalString),"namespace":"#
+                            + JSONValue.string(summary.namespace).canonicalString
+                            + (summary.replayed ? #","replayed":true}"# : "}") + "\n")
+                    out.flush()
                 } else {
-                    print("notification \(report.id) (\(report.namespace))")
-                    for d in report.deliveries {
+                    print("notification \(summary.id) (\(summary.namespace))")
+                    try router.forEachDelivery(of: summary.id) { d in
                         var line = "  \(d.channel)"
                         if let id = d.deviceId { line += " → \(id) (\(d.platform ?? ""))" }
                         line += ": \(d.state.reportOutcome)"
@@ -140,7 +154,7 @@ struct HeraldCLI {
                         if let r = d.reason { line += " — \(r)" }
                         print(line)
                     }
-                    if report.deliveries.isEmpty { print("  (no deliveries planned)") }
+                    if summary.total == 0 { print("  (no deliveries planned)") }
                 }
                 return 0
             }
@@ -405,6 +419,24 @@ struct HeraldCLI {
     }
 
     static func output(_ value: JSONValue) { print(value.canonicalString) }
+}
+
+/// Standard output written in 64 KiB blocks (a streamed report of 100,000 deliveries).
+struct FileHandleOutput {
+    private var buffer: [UInt8] = []
+
+    /// Appends `text`, writing a block when the buffer is full.
+    mutating func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 65_536 { flush() }
+    }
+
+    /// Writes what is buffered.
+    mutating func flush() {
+        guard !buffer.isEmpty else { return }
+        FileHandle.standardOutput.write(Data(buffer))
+        buffer.removeAll(keepingCapacity: true)
+    }
 }
 
 /// A failure that is not the input's fault (exit 1), with its message.

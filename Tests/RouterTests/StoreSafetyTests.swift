@@ -356,13 +356,65 @@ final class RecordRefusingStore: HeraldStore {
 
     init(path: String) throws { base = try SQLiteStore(path: path) }
 
+    /// Records allowed before refusing (nil: refuse none), and how often `notification(id:)` was read.
+    private let allowedRecords = Locked<Int?>(nil)
+    private let notificationReads = Locked(0)
+
     func refuseRecords() { refusing.withLock { $0 = true } }
 
+    /// Lets `count` more `record` calls through, then refuses every one.
+    func refuseRecords(after count: Int) { allowedRecords.withLock { $0 = count } }
+
+    /// Lets every `record` through again.
+    func acceptRecords() {
+        refusing.withLock { $0 = false }
+        allowedRecords.withLock { $0 = nil }
+    }
+
+    /// How many times `notification(id:)` was called.
+    var notificationReadCount: Int { notificationReads.withLock { $0 } }
+
     func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
-        if refusing.withLock({ $0 }) {
+        let refuse =
+            refusing.withLock({ $0 })
+            || allowedRecords.withLock { left in
+                guard let n = left else { return false }
+                if n <= 0 { return true }
+                left = n - 1
+                return false
+            }
+        if refuse {
             throw StoreError.writeFailed(operation: "record delivery results", detail: "disk full (test)")
         }
         return try base.record(attempts, now: now)
+    }
+
+    // The streaming send path goes to SQLite's paged implementations, as the router's own store does.
+    func insertNotification(
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
+        suppressed: (DeliveryRecord) -> Void
+    ) throws -> Int {
+        try base.insertNotification(notification, steps: steps, groups: groups, now: now, suppressed: suppressed)
+    }
+    func devicePlatformCounts(namespace: String) throws -> [String: Int] {
+        try base.devicePlatformCounts(namespace: namespace)
+    }
+    func devices(namespace: String, keys: [(deviceId: String, platform: String)]) throws -> [Device] {
+        try base.devices(namespace: namespace, keys: keys)
+    }
+    func deliveryTallies(notificationId: String) throws -> [DeliveryTally] {
+        try base.deliveryTallies(notificationId: notificationId)
+    }
+    func claimPending(
+        notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date, after: Int64,
+        limit: Int
+    ) throws -> ClaimPage {
+        try base.claimPending(
+            notificationId: notificationId, step: step, channel: channel, owner: owner, until: until, now: now,
+            after: after, limit: limit)
+    }
+    func forEachDelivery(notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws {
+        try base.forEachDelivery(notificationId: notificationId, body)
     }
 
     func upsertDevice(_ device: Device, now: Date) throws -> UpsertResult { try base.upsertDevice(device, now: now) }
@@ -381,7 +433,10 @@ final class RecordRefusingStore: HeraldStore {
     ) throws {
         try base.insertNotification(notification, steps: steps, deliveries: deliveries, now: now)
     }
-    func notification(id: String) throws -> StoredNotification? { try base.notification(id: id) }
+    func notification(id: String) throws -> StoredNotification? {
+        notificationReads.withLock { $0 += 1 }
+        return try base.notification(id: id)
+    }
     func deliveries(notificationId: String) throws -> [DeliveryRecord] {
         try base.deliveries(notificationId: notificationId)
     }

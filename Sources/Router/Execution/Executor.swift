@@ -42,27 +42,37 @@ struct Executor: Sendable {
 
     // MARK: First attempts, step by step
 
-    /// Runs every pending delivery of a notification, honouring step order and conditions.
+    /// Runs every pending delivery of a notification, honouring step order and conditions (reads the
+    /// stored notification first: the worker's path).
     func execute(notificationId: String, graph: RouterGraph) async throws {
         guard let stored = try store.notification(id: notificationId) else { return }
-        var records = try store.deliveries(notificationId: notificationId)
-        let stepIndexes = Array(Set(records.map(\.step))).sorted()
+        try await execute(stored, graph: graph)
+    }
+
+    /// Runs every pending delivery of `stored`, which the caller already holds (``Router`` just
+    /// persisted it), honouring step order and conditions. Steps are decided on counts
+    /// (``HeraldStore/deliveryTallies(notificationId:)``), and each channel's deliveries are claimed
+    /// in pages, so memory does not grow with the fan-out.
+    func execute(_ stored: StoredNotification, graph: RouterGraph) async throws {
+        let notificationId = stored.notification.id
+        var tallies = try store.deliveryTallies(notificationId: notificationId)
+        let stepIndexes = Array(Set(tallies.map(\.step))).sorted()
         for index in stepIndexes {
             let rule = stored.steps[safe: index] ?? StepRule(mode: .all, unlessDelivered: nil, timeout: nil)
-            let inStep = records.filter { $0.step == index }
+            let inStep = tallies.filter { $0.step == index }
             guard inStep.contains(where: { $0.state == .pending }) else { continue }
             if let unless = rule.unlessDelivered {
-                let deliveredEarlier = Set(records.filter { $0.step < index && $0.state == .delivered }.map(\.channel))
+                let deliveredEarlier = Set(tallies.filter { $0.step < index && $0.state == .delivered }.map(\.channel))
                 let hits: [String] =
                     switch unless {
                     case .any: deliveredEarlier.sorted()
                     case .channels(let names): names.filter { deliveredEarlier.contains($0) }
                     }
                 if !hits.isEmpty {
-                    try suppress(
-                        inStep.filter { $0.state == .pending },
+                    try suppressPending(
+                        notificationId, step: index, channels: nil,
                         reason: "unless-delivered: \(hits.joined(separator: ", "))")
-                    records = try store.deliveries(notificationId: notificationId)
+                    tallies = try store.deliveryTallies(notificationId: notificationId)
                     continue
                 }
             }
@@ -85,7 +95,7 @@ struct Executor: Sendable {
                 if let failure { throw failure }
             case .first:
                 for (i, channel) in channelsInOrder.enumerated() {
-                    let already = records.contains {
+                    let already = tallies.contains {
                         $0.step == index && $0.channel == channel && $0.state == .delivered
                     }
                     if !already,
@@ -94,25 +104,41 @@ struct Executor: Sendable {
                     {
                         throw failure
                     }
-                    let now = try store.deliveries(notificationId: notificationId)
+                    let now = try store.deliveryTallies(notificationId: notificationId)
                     if now.contains(where: { $0.step == index && $0.channel == channel && $0.state == .delivered }) {
                         let rest = Set(channelsInOrder[(i + 1)...])
-                        try suppress(
-                            now.filter { $0.step == index && rest.contains($0.channel) && $0.state == .pending },
-                            reason: "mode first: delivered by \(channel)")
+                        if !rest.isEmpty {
+                            try suppressPending(
+                                notificationId, step: index, channels: rest,
+                                reason: "mode first: delivered by \(channel)")
+                        }
                         break
                     }
                 }
             }
             // Later steps decide on what this one recorded; the last step needs no reload.
-            if index != stepIndexes.last { records = try store.deliveries(notificationId: notificationId) }
+            if index != stepIndexes.last { tallies = try store.deliveryTallies(notificationId: notificationId) }
         }
     }
 
-    private func orderedChannels(_ records: [DeliveryRecord]) -> [String] {
+    private func orderedChannels(_ tallies: [DeliveryTally]) -> [String] {
         var seen: [String: Int] = [:]
-        for r in records where seen[r.channel] == nil { seen[r.channel] = r.position }
-        return seen.sorted { $0.value < $1.value }.map(\.key)
+        for t in tallies { seen[t.channel] = min(seen[t.channel] ?? t.position, t.position) }
+        return seen.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
+    }
+
+    /// Suppresses the pending deliveries of one step (of `channels` only, when given), in pages.
+    private func suppressPending(_ notificationId: String, step: Int, channels: Set<String>?, reason: String) throws {
+        var pending: [DeliveryRecord] = []
+        try store.forEachDelivery(notificationId: notificationId) { r in
+            guard r.step == step, r.state == .pending, channels?.contains(r.channel) ?? true else { return }
+            pending.append(r)
+            if pending.count >= 1_000 {
+                try suppress(pending, reason: reason)
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        try suppress(pending, reason: reason)
     }
 
     private func suppress(_ records: [DeliveryRecord], reason: String) throws {
@@ -127,23 +153,23 @@ struct Executor: Sendable {
         }
     }
 
-    /// Claims and attempts one channel's pending deliveries of a step; returns the store failure
-    /// (claim or record) that stopped it.
+    /// Claims and attempts one channel's pending deliveries of a step, a page
+    /// (`chunkSize × chunksInFlight`) at a time as the chunks in flight need them; returns the store
+    /// failure (claim or record) that stopped it.
     private func runPending(stored: StoredNotification, step: Int, channel: String, graph: RouterGraph, deadline: Date?)
         async -> (any Error)?
     {
-        let claimed: [DeliveryRecord]
-        do {
-            claimed = try store.claimPending(
-                notificationId: stored.notification.id, step: step, channel: channel, owner: owner,
-                until: clock.now().adding(leaseDuration), now: clock.now())
-        } catch {
-            logger.error("cannot claim deliveries", ["channel": channel, "error": "\(error)"])
-            return error
+        let (store, clock, owner, lease) = (self.store, self.clock, self.owner, self.leaseDuration)
+        let notificationId = stored.notification.id
+        let pageSize = max(1, chunkSize) * max(1, chunksInFlight)
+        let source = ChunkSource(chunkSize: max(1, chunkSize)) { after in
+            try store.claimPending(
+                notificationId: notificationId, step: step, channel: channel, owner: owner,
+                until: clock.now().adding(lease), now: clock.now(), after: after, limit: pageSize)
         }
-        return await holdingLeases(claimed.map(\.id)) {
-            await attempt(claimed, notification: stored.notification, graph: graph, deadline: deadline)
-        }
+        return await attempt(
+            source, notification: stored.notification, createdAt: stored.createdAt, graph: graph, deadline: deadline,
+            channelName: channel)
     }
 
     // MARK: Leases
@@ -153,11 +179,21 @@ struct Executor: Sendable {
     /// recorded are no longer leased and are left alone.
     func holdingLeases<T>(_ ids: [String], _ body: () async throws -> T) async rethrows -> T {
         guard !ids.isEmpty else { return try await body() }
+        return try await holdingLeases(current: { ids }, body)
+    }
+
+    /// Runs `body` while renewing this owner's leases on the ids `current` returns at each renewal
+    /// (the rows claimed and not yet recorded, for a fan-out claimed page by page).
+    func holdingLeases<T>(current: @escaping @Sendable () -> [String], _ body: () async throws -> T) async rethrows
+        -> T
+    {
         let (store, clock, owner, logger) = (self.store, self.clock, self.owner, self.logger)
         let lease = max(leaseDuration, .milliseconds(30))
         let renewer = Task {
             while true {
                 do { try await Task.sleep(for: lease / 3) } catch { return }
+                let ids = current()
+                guard !ids.isEmpty else { continue }
                 do {
                     try store.renewLeases(owner: owner, deliveryIds: ids, until: clock.now().adding(lease))
                 } catch {
@@ -212,8 +248,9 @@ struct Executor: Sendable {
                                     return .done
                                 }
                                 if let failure = await self.attempt(
-                                    records, notification: stored.notification, graph: graph, deadline: nil)
-                                {
+                                    ChunkSource(records, chunkSize: self.chunkSize), notification: stored.notification,
+                                    createdAt: stored.createdAt, graph: graph, deadline: nil, channelName: first.channel
+                                ) {
                                     stop.set(failure)
                                     return .failed(failure)
                                 }
@@ -261,46 +298,80 @@ struct Executor: Sendable {
         -> (any Error)?
     {
         guard let first = records.first else { return nil }
-        let channelName = first.channel
+        return await attempt(
+            ChunkSource(records, chunkSize: max(1, chunkSize)), notification: notification, createdAt: nil,
+            graph: graph, deadline: deadline, channelName: first.channel)
+    }
+
+    /// Attempts the deliveries `source` hands out (all of one notification and one channel), with
+    /// ``chunksInFlight`` chunks in flight, each recorded when its call returns. A worker takes the next
+    /// chunk (claiming the next page when the source needs one) only after recording its last one, and
+    /// nothing new is taken once a claim or a record failed: the failure is returned, and rows claimed
+    /// but not sent stay leased, unsent, until the lease expires.
+    func attempt(
+        _ source: ChunkSource, notification: HeraldNotification, createdAt: Date?, graph: RouterGraph,
+        deadline: Date?, channelName: String
+    ) async -> (any Error)? {
         guard let spec = graph.spec(channelName), let channel = graph.channels[channelName] else {
-            recordFinal(
-                records, state: .failed, reason: "channel \(channelName) is no longer configured",
-                notification: notification, graph: graph)
-            return nil
+            return recordFinal(
+                source, state: .failed, reason: "channel \(channelName) is no longer configured",
+                notification: notification)
         }
         guard spec.enabled else {
-            recordFinal(
-                records, state: .suppressed, reason: "channel \(channelName) is disabled", notification: notification,
-                graph: graph)
-            return nil
+            return recordFinal(
+                source, state: .suppressed, reason: "channel \(channelName) is disabled", notification: notification)
         }
         var pendingBadge: Int?
         if spec.badgePendingTags {
             pendingBadge = try? store.pendingTagCount(namespace: notification.namespace)
         }
-        // Resolve devices once per batch (one query), not once per target.
-        var devices: [String: Device] = [:]
-        if records.contains(where: { $0.deviceId != nil }) {
-            for d in (try? store.devices(namespace: notification.namespace)) ?? [] {
-                devices[Executor.key(d.deviceId, d.platform)] = d
-            }
+        // The expiry is read once per batch (the router passes the creation time it holds).
+        var expires: Date?
+        if let ttl = notification.ttl {
+            let created = createdAt ?? (try? store.notification(id: notification.id))?.createdAt
+            expires = created?.addingTimeInterval(TimeInterval(ttl))
         }
-        let size = max(1, chunkSize)
-        let chunks = stride(from: 0, to: records.count, by: size).map {
-            Array(records[$0..<min(records.count, $0 + size)])
-        }
-        let lookup = devices
         let badge = pendingBadge
+        let expiresAt = expires
         let failure = RecordFailure()
+        let (store, logger) = (self.store, self.logger)
+        let held: @Sendable () -> [String] = { source.held }
         if let slots { await slots.acquire(channelName) }
-        _ = await ConcurrentMap.map(chunks, limit: max(1, chunksInFlight)) { chunk in
-            // A chunk whose results could not be recorded stops the rest: they stay claimed, unsent.
-            guard failure.error == nil else { return }
-            if let error = await self.attemptChunk(
-                chunk, channel: channel, spec: spec, notification: notification, pendingBadge: badge,
-                deadline: deadline, devices: lookup)
-            {
-                failure.set(error)
+        await holdingLeases(current: held) {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<max(1, chunksInFlight) {
+                    group.addTask {
+                        // A chunk whose results could not be recorded stops the rest: they stay claimed, unsent.
+                        while failure.error == nil {
+                            let chunk: [DeliveryRecord]
+                            var devices: [String: Device] = [:]
+                            do {
+                                guard let next = try source.next() else { return }
+                                chunk = next
+                                // Resolve this chunk's devices (one query), not the whole namespace.
+                                let keys = chunk.compactMap { r in
+                                    r.deviceId.flatMap { id in r.platform.map { (deviceId: id, platform: $0) } }
+                                }
+                                if !keys.isEmpty {
+                                    for d in try store.devices(namespace: notification.namespace, keys: keys) {
+                                        devices[Executor.key(d.deviceId, d.platform)] = d
+                                    }
+                                }
+                            } catch {
+                                logger.error("cannot claim deliveries", ["channel": channelName, "error": "\(error)"])
+                                failure.set(error)
+                                return
+                            }
+                            if let error = await self.attemptChunk(
+                                chunk, channel: channel, spec: spec, notification: notification, pendingBadge: badge,
+                                deadline: deadline, devices: devices, expiresAt: expiresAt)
+                            {
+                                failure.set(error)
+                            }
+                            source.finished(chunk)
+                        }
+                    }
+                }
             }
         }
         slots?.release(channelName)
@@ -309,7 +380,7 @@ struct Executor: Sendable {
 
     private func attemptChunk(
         _ chunk: [DeliveryRecord], channel: any Channel, spec: ChannelSpec, notification: HeraldNotification,
-        pendingBadge: Int?, deadline: Date?, devices: [String: Device]
+        pendingBadge: Int?, deadline: Date?, devices: [String: Device], expiresAt: Date?
     ) async -> (any Error)? {
         // Resolve the devices now: a re-registration since planning (new token) is honoured, and a
         // device unregistered since then is not delivered to.
@@ -366,7 +437,7 @@ struct Executor: Sendable {
             seen.insert(k)
             attempts.append(
                 attemptRecord(
-                    for: result, record: record, device: device, spec: spec, notification: notification, now: now))
+                    for: result, record: record, device: device, spec: spec, expiresAt: expiresAt, now: now))
         }
         for (k, (record, device)) in byKey where !seen.contains(k) {
             let reason =
@@ -376,7 +447,7 @@ struct Executor: Sendable {
                 reason: reason)
             attempts.append(
                 attemptRecord(
-                    for: synthetic, record: record, device: device, spec: spec, notification: notification, now: now))
+                    for: synthetic, record: record, device: device, spec: spec, expiresAt: expiresAt, now: now))
         }
         do {
             let removed = try store.record(attempts, now: now)
@@ -406,8 +477,8 @@ struct Executor: Sendable {
     }
 
     private func attemptRecord(
-        for result: DeliveryResult, record: DeliveryRecord, device: Device?, spec: ChannelSpec,
-        notification: HeraldNotification, now: Date
+        for result: DeliveryResult, record: DeliveryRecord, device: Device?, spec: ChannelSpec, expiresAt: Date?,
+        now: Date
     ) -> AttemptRecord {
         let attempt = record.attempts + 1
         switch result.outcome {
@@ -426,9 +497,8 @@ struct Executor: Sendable {
                 deliveryId: record.id, attempt: attempt, state: .dead, status: result.status, reason: result.reason,
                 details: result.details, removeDevice: remove)
         case .retry:
-            let expires = createdAtPlusTTL(notification)
             let decision = spec.retry.decide(
-                attempt: attempt, now: now, retryAfter: result.retryAfter, expiresAt: expires,
+                attempt: attempt, now: now, retryAfter: result.retryAfter, expiresAt: expiresAt,
                 jitter: random.unitInterval())
             switch decision {
             case .retry(let at):
@@ -444,24 +514,28 @@ struct Executor: Sendable {
         }
     }
 
-    /// The notification's expiry: its creation time plus `ttl` (read from the store).
-    private func createdAtPlusTTL(_ notification: HeraldNotification) -> Date? {
-        guard let ttl = notification.ttl, let stored = try? store.notification(id: notification.id) else { return nil }
-        return stored.createdAt.addingTimeInterval(TimeInterval(ttl))
-    }
-
+    /// Records a final outcome for every delivery `source` hands out (page by page); returns the
+    /// store failure that stopped it.
     private func recordFinal(
-        _ records: [DeliveryRecord], state: DeliveryState, reason: String, notification: HeraldNotification,
-        graph: RouterGraph
-    ) {
-        let attempts = records.map {
-            AttemptRecord(deliveryId: $0.id, attempt: $0.attempts, state: state, reason: reason)
-        }
-        _ = try? store.record(attempts, now: clock.now())
-        for var r in records {
-            r.state = state
-            r.reason = reason
-            events.emit(.delivery(r))
+        _ source: ChunkSource, state: DeliveryState, reason: String, notification: HeraldNotification
+    ) -> (any Error)? {
+        do {
+            while let records = try source.next() {
+                let attempts = records.map {
+                    AttemptRecord(deliveryId: $0.id, attempt: $0.attempts, state: state, reason: reason)
+                }
+                _ = try store.record(attempts, now: clock.now())
+                source.finished(records)
+                for var r in records {
+                    r.state = state
+                    r.reason = reason
+                    events.emit(.delivery(r))
+                }
+            }
+            return nil
+        } catch {
+            logger.error("cannot record delivery results", ["error": "\(error)"])
+            return error
         }
     }
 

@@ -89,6 +89,34 @@ public protocol HeraldStore: Sendable {
     func eventLog(after: Int64, namespaces: [String]?, limit: Int) throws -> [EventLogEntry]
     /// The highest sequence number written so far (0 for an empty log).
     func lastEventSequence() throws -> Int64
+
+    // MARK: fanout (streaming send path; defaults at the end of this file)
+    /// Persists a notification and the rows of `groups` in one transaction, as
+    /// ``insertNotification(_:steps:deliveries:now:)`` does, expanding each group against the devices
+    /// registered in the notification's namespace (in device order) as the rows are written, so the
+    /// deliveries need not all be in memory. Calls `suppressed` for every row stored `suppressed`
+    /// (after the transaction commits). Returns the number of rows.
+    func insertNotification(
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
+        suppressed: (DeliveryRecord) -> Void
+    ) throws -> Int
+    /// The number of devices per platform registered in `namespace`.
+    func devicePlatformCounts(namespace: String) throws -> [String: Int]
+    /// The devices of `namespace` with these (deviceId, platform) keys; unknown keys are left out.
+    func devices(namespace: String, keys: [(deviceId: String, platform: String)]) throws -> [Device]
+    /// The deliveries of a notification counted by (step, channel, state).
+    func deliveryTallies(notificationId: String) throws -> [DeliveryTally]
+    /// Claims at most `limit` `pending` deliveries of one (notification, step, channel) as
+    /// ``claimPending(notificationId:step:channel:owner:until:now:)`` does, starting after the page
+    /// position `after` (0 for the first page; then the previous page's ``ClaimPage/next``), so rows of
+    /// earlier pages still in flight are not claimed again.
+    func claimPending(
+        notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date, after: Int64,
+        limit: Int
+    ) throws -> ClaimPage
+    /// Calls `body` with every delivery of a notification in the order of
+    /// ``deliveries(notificationId:)``, reading them in pages.
+    func forEachDelivery(notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws
 }
 
 extension HeraldStore {
@@ -144,5 +172,70 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case .unreachable(let store, let detail):
             "the store database \(store) is unreachable: \(detail). Nothing was stored; try again when it is back"
         }
+    }
+}
+
+// MARK: fanout
+
+extension HeraldStore {
+    /// The default: expands the groups against ``devices(namespace:)`` in memory and calls
+    /// ``insertNotification(_:steps:deliveries:now:)`` (one transaction). ``SQLiteStore`` streams instead.
+    public func insertNotification(
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
+        suppressed: (DeliveryRecord) -> Void
+    ) throws -> Int {
+        var keys: [(deviceId: String, platform: String)] = []
+        if groups.contains(where: { $0.platforms != nil }) {
+            keys = try devices(namespace: notification.namespace).map { ($0.deviceId, $0.platform) }
+        }
+        var counts: [String: Int] = [:]
+        for k in keys { counts[k.platform, default: 0] += 1 }
+        let count = OutboxGroup.rowCount(groups, platformCounts: counts)
+        var ids = UUIDGenerator.makeTimeOrdered(count, at: now.millisecondsSince1970, random: SystemRandom())
+            .makeIterator()
+        var rows: [DeliveryRecord] = []
+        for g in groups {
+            rows += g.rows(notificationId: notification.id, devices: keys, now: now) {
+                ids.next() ?? UUIDGenerator.make(random: SystemRandom())
+            }
+        }
+        try insertNotification(notification, steps: steps, deliveries: rows, now: now)
+        for r in rows where r.state == .suppressed { suppressed(r) }
+        return rows.count
+    }
+
+    /// The default: counts ``devices(namespace:)``.
+    public func devicePlatformCounts(namespace: String) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for d in try devices(namespace: namespace) { counts[d.platform, default: 0] += 1 }
+        return counts
+    }
+
+    /// The default: one ``device(namespace:deviceId:platform:)`` per key.
+    public func devices(namespace: String, keys: [(deviceId: String, platform: String)]) throws -> [Device] {
+        try keys.compactMap { try device(namespace: namespace, deviceId: $0.deviceId, platform: $0.platform) }
+    }
+
+    /// The default: tallies ``deliveries(notificationId:)``.
+    public func deliveryTallies(notificationId: String) throws -> [DeliveryTally] {
+        DeliveryTally.of(try deliveries(notificationId: notificationId))
+    }
+
+    /// The default: the first page claims every pending row
+    /// (``claimPending(notificationId:step:channel:owner:until:now:)``); there is no next page.
+    public func claimPending(
+        notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date, after: Int64,
+        limit: Int
+    ) throws -> ClaimPage {
+        guard after == 0 else { return ClaimPage(records: [], next: nil) }
+        return ClaimPage(
+            records: try claimPending(
+                notificationId: notificationId, step: step, channel: channel, owner: owner, until: until, now: now),
+            next: nil)
+    }
+
+    /// The default: ``deliveries(notificationId:)`` at once.
+    public func forEachDelivery(notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws {
+        for r in try deliveries(notificationId: notificationId) { try body(r) }
     }
 }

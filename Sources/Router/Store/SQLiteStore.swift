@@ -634,7 +634,17 @@ public final class SQLiteStore: HeraldStore {
     }
 
     private func recordAttempts(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
-        try db.transaction { c in
+        // A chunk's results in three set-based statements (issue 19); a batch naming a delivery twice
+        // keeps the row-by-row path, whose later result wins.
+        if attempts.count > 1, Set(attempts.map(\.deliveryId)).count == attempts.count {
+            return try db.transaction { c in
+                // Slices of 1,000 keep each statement well under SQLite's bound-parameter limit.
+                try stride(from: 0, to: attempts.count, by: 1_000).flatMap {
+                    try SQLiteStore.recordBatch(Array(attempts[$0..<min(attempts.count, $0 + 1_000)]), now: now, c)
+                }
+            }
+        }
+        return try db.transaction { c in
             let at = SQLiteStore.ms(now)
             var removed: [Device] = []
             var namespaces: [String: String] = [:]

@@ -1,0 +1,313 @@
+import ChannelAPI
+import Foundation
+import HeraldSQLite
+
+/// The streaming send path on SQLite (issue 19): rows are written, claimed, read and reported in
+/// pages, so a 100,000-device fan-out never holds all its deliveries (or devices) in memory.
+extension SQLiteStore {
+    /// Rows per multi-row `INSERT` and device keys read per page while expanding outbox groups.
+    static let insertBatch = 256
+
+    /// See ``HeraldStore``: one transaction; each group's devices are read in pages of
+    /// ``insertBatch`` (keyset order `device_id, platform`) and written as they are read.
+    public func insertNotification(
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
+        suppressed: (DeliveryRecord) -> Void
+    ) throws -> Int {
+        try checkWritable("store a notification")
+        let n = notification
+        let at = SQLiteStore.ms(now)
+        var suppressedRows: [DeliveryRecord] = []
+        let written = try db.transaction { c -> Int in
+            try SQLiteStore.insertNotificationRow(n, steps: steps, at: at, c)
+            var platformCounts: [String: Int] = [:]
+            if groups.contains(where: { $0.platforms != nil }) {
+                platformCounts = try SQLiteStore.platformCounts(namespace: n.namespace, c)
+            }
+            try SQLiteStore.appendEvent(
+                c, namespace: n.namespace, kind: "notification", notificationId: n.id,
+                data: EventLogData.notification(
+                    id: n.id, namespace: n.namespace,
+                    planned: OutboxGroup.rowCount(groups, platformCounts: platformCounts)),
+                at: at)
+            var written = 0
+            var batch: [DeliveryRecord] = []
+            batch.reserveCapacity(SQLiteStore.insertBatch)
+            func flush() throws {
+                guard !batch.isEmpty else { return }
+                try SQLiteStore.insertDeliveryRows(batch[...], at: at, c)
+                // Deliveries suppressed at plan time are outcomes too.
+                for d in batch where d.state == .suppressed {
+                    try SQLiteStore.appendEvent(
+                        c, namespace: n.namespace, kind: "delivery", notificationId: n.id,
+                        data: EventLogData.delivery(
+                            notificationId: n.id, channel: d.channel, deviceId: d.deviceId, outcome: "suppressed",
+                            attempt: 0, reason: d.reason), at: at)
+                    suppressedRows.append(d)
+                }
+                written += batch.count
+                batch.removeAll(keepingCapacity: true)
+            }
+            for g in groups {
+                guard let platforms = g.platforms else {
+                    var ids = UUIDGenerator.makeTimeOrdered(1, at: at, random: SystemRandom()).makeIterator()
+                    batch += g.rows(notificationId: n.id, devices: [], now: now) {
+                        ids.next() ?? UUIDGenerator.make(random: SystemRandom())
+                    }
+                    if batch.count >= SQLiteStore.insertBatch { try flush() }
+                    continue
+                }
+                guard !platforms.isEmpty else { continue }
+                let list = platforms.sorted()
+                var after: (String, String)?
+                while true {
+                    let cursor: SQL = after.map { "AND (device_id, platform) > (\($0.0), \($0.1))" } ?? ""
+                    let page = try c.query(
+                        """
+                        SELECT device_id, platform FROM devices
+                        WHERE namespace = \(n.namespace) AND platform IN (\(list: list)) \(cursor)
+                        ORDER BY device_id, platform LIMIT \(SQLiteStore.insertBatch)
+                        """
+                    ).compactMap { row -> (deviceId: String, platform: String)? in
+                        guard let id = row.string("device_id"), let p = row.string("platform") else { return nil }
+                        return (id, p)
+                    }
+                    guard let last = page.last else { break }
+                    var ids = UUIDGenerator.makeTimeOrdered(page.count, at: at, random: SystemRandom()).makeIterator()
+                    batch += g.rows(notificationId: n.id, devices: page, now: now) {
+                        ids.next() ?? UUIDGenerator.make(random: SystemRandom())
+                    }
+                    if batch.count >= SQLiteStore.insertBatch { try flush() }
+                    if page.count < SQLiteStore.insertBatch { break }
+                    after = (last.deviceId, last.platform)
+                }
+            }
+            try flush()
+            return written
+        }
+        for r in suppressedRows { suppressed(r) }
+        return written
+    }
+
+    /// Inserts the notification's own row inside the caller's transaction; an id already stored is
+    /// ``StoreError/duplicateNotification(_:)``.
+    static func insertNotificationRow(_ n: HeraldNotification, steps: [StepRule], at: Int64, _ c: SQLiteConnection)
+        throws
+    {
+        let body = n.json.canonicalString
+        let stepsJSON = JSONValue.array(steps.map(\.json)).canonicalString
+        do {
+            try c.run(
+                """
+                INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
+                VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
+                """)
+        } catch {
+            if error.isConstraintViolation { throw StoreError.duplicateNotification(n.id) }
+            throw error
+        }
+    }
+
+    /// Inserts new delivery rows (no attempt yet) with one multi-row `INSERT` inside the caller's transaction.
+    static func insertDeliveryRows(_ slice: ArraySlice<DeliveryRecord>, at: Int64, _ c: SQLiteConnection) throws {
+        guard !slice.isEmpty else { return }
+        var insert: SQL = """
+            INSERT INTO deliveries(
+              id, notification_id, step, position, channel, device_id, platform, state, attempts, reason,
+              updated_at)
+            VALUES
+            """
+        insert.reserveBindings(slice.count * 10)
+        for (offset, d) in zip(0..., slice) {
+            if offset > 0 { insert.appendLiteral(",") }
+            // A new row has made no attempt yet: attempts is 0.
+            insert.append(
+                """
+                (\(d.id), \(d.notificationId), \(d.step), \(d.position), \(d.channel), \(d.deviceId), \(d.platform), \
+                \(d.state.rawValue), 0, \(d.reason), \(at))
+                """)
+        }
+        try c.run(insert)
+    }
+
+    static func platformCounts(namespace: String, _ c: SQLiteConnection) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try c.query(
+            "SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \(namespace) GROUP BY platform")
+        {
+            if let p = row.string("platform"), let n = row.int("n") { counts[p] = Int(n) }
+        }
+        return counts
+    }
+
+    /// See ``HeraldStore``: one `GROUP BY` query.
+    public func devicePlatformCounts(namespace: String) throws -> [String: Int] {
+        try db.withConnection { c in try SQLiteStore.platformCounts(namespace: namespace, c) }
+    }
+
+    /// See ``HeraldStore``: one query for every key.
+    public func devices(namespace: String, keys: [(deviceId: String, platform: String)]) throws -> [Device] {
+        guard !keys.isEmpty else { return [] }
+        let list = JSONValue.array(keys.map { .array([.string($0.deviceId), .string($0.platform)]) }).canonicalString
+        return try db.query(
+            """
+            SELECT * FROM devices WHERE namespace = \(namespace) AND (device_id, platform) IN (
+              SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(\(list)))
+            """
+        ).map(SQLiteStore.decodeDevice)
+    }
+
+    /// See ``HeraldStore``: one query grouped by `(step, channel)`, the order of the
+    /// `deliveries_notification` index, with one count per state; grouping by the state too would sort
+    /// every row of the notification in memory (4.8 MB for 100,000 deliveries).
+    public func deliveryTallies(notificationId: String) throws -> [DeliveryTally] {
+        let states = DeliveryState.allCases
+        var sql: SQL = "SELECT step, channel, MIN(position) AS position"
+        for state in states { sql.append(", SUM(state = \(state.rawValue))") }
+        sql.append(" FROM deliveries WHERE notification_id = \(notificationId) GROUP BY step, channel")
+        var tallies: [DeliveryTally] = []
+        for row in try db.query(sql) {
+            guard let step = row.int("step"), let channel = row.string("channel"), let position = row.int("position")
+            else { throw StoreError.corrupt("delivery tally of \(notificationId)") }
+            for (i, state) in states.enumerated() {
+                // Columns: step, channel, position, then one count per state.
+                guard case .integer(let n) = row[3 + i], n > 0 else { continue }
+                tallies.append(
+                    DeliveryTally(
+                        step: Int(step), position: Int(position), channel: channel, state: state, count: Int(n)))
+            }
+        }
+        return tallies.sorted { ($0.step, $0.position, $0.channel) < ($1.step, $1.position, $1.channel) }
+    }
+
+    /// See ``HeraldStore``: pages follow the rows' `rowid` (insertion order), so each page is an index
+    /// range, and the claim rehearses recording its rows as the unpaged claim does.
+    public func claimPending(
+        notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date, after: Int64,
+        limit: Int
+    ) throws -> ClaimPage {
+        try checkWritable("claim deliveries")
+        let limit = max(1, limit)
+        return try writing("claim deliveries") {
+            try db.transaction { c in
+                let rows = try c.query(
+                    """
+                    UPDATE deliveries SET lease_owner = \(owner), lease_until = \(SQLiteStore.ms(until))
+                    WHERE rowid IN (
+                      SELECT rowid FROM deliveries
+                      WHERE notification_id = \(notificationId) AND step = \(step) AND channel = \(channel)
+                        AND rowid > \(after) AND state = 'pending'
+                        AND (lease_owner IS NULL OR lease_owner = \(owner) OR lease_until < \(SQLiteStore.ms(now)))
+                      ORDER BY rowid LIMIT \(limit))
+                    RETURNING rowid AS page_position, *
+                    """)
+                var last: Int64 = after
+                var claimed: [DeliveryRecord] = []
+                claimed.reserveCapacity(rows.count)
+                for row in rows {
+                    claimed.append(try SQLiteStore.decodeDelivery(row))
+                    last = max(last, row.int("page_position") ?? last)
+                }
+                try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
+                return ClaimPage(records: claimed, next: claimed.count < limit ? nil : last)
+            }
+        }
+    }
+
+    /// See ``HeraldStore``: pages of 1,000 rows in `rowid` order, which is the order rows were inserted
+    /// in (step, position, device), the order of ``deliveries(notificationId:)``. Each page is a range
+    /// of the table itself (between the notification's first and last row), not a sort of its rows.
+    public func forEachDelivery(notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws {
+        guard
+            let bounds = try db.queryOne(
+                "SELECT MIN(rowid) AS lo, MAX(rowid) AS hi FROM deliveries WHERE notification_id = \(notificationId)"),
+            let lo = bounds.int("lo"), let hi = bounds.int("hi")
+        else { return }
+        var after = lo - 1
+        while after < hi {
+            let rows = try db.query(
+                """
+                SELECT rowid AS page_position, * FROM deliveries NOT INDEXED
+                WHERE rowid > \(after) AND rowid <= \(hi) AND notification_id = \(notificationId)
+                ORDER BY rowid LIMIT 1000
+                """)
+            for row in rows { try body(try SQLiteStore.decodeDelivery(row)) }
+            guard rows.count == 1000, let last = rows.last?.int("page_position") else { return }
+            after = last
+        }
+    }
+
+    /// Applies attempt results (distinct deliveries) inside the caller's transaction with one
+    /// `UPDATE … FROM json_each`, one multi-row event-log `INSERT` and one multi-row attempts `INSERT`
+    /// (dead devices are removed row by row): the same rows, entries and removals as recording them
+    /// one by one, in the same order.
+    static func recordBatch(_ attempts: [AttemptRecord], now: Date, _ c: SQLiteConnection) throws -> [Device] {
+        let at = ms(now)
+        func text(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
+        func number(_ n: Int?) -> JSONValue { n.map { .number(Double($0)) } ?? .null }
+        let rows = JSONValue.array(
+            attempts.map { a in
+                .array([
+                    .string(a.deliveryId), .string(a.state.rawValue), .number(Double(a.attempt)),
+                    a.nextAttemptAt.map { .number(Double(ms($0))) } ?? .null, number(a.status), text(a.reason),
+                    text(a.providerMessageId),
+                    a.details.isEmpty
+                        ? .null : .string(JSONValue.object(a.details.mapValues { .string($0) }).canonicalString),
+                ])
+            }
+        ).canonicalString
+        let updated = try c.query(
+            """
+            UPDATE deliveries SET state = j.state, attempts = j.attempt, next_attempt_at = j.next_at, status = j.status,
+              reason = j.reason, provider_id = COALESCE(j.provider_id, deliveries.provider_id),
+              details = COALESCE(j.details, deliveries.details), lease_owner = NULL, lease_until = NULL,
+              updated_at = \(at)
+            FROM (
+              SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS state,
+                json_extract(value, '$[2]') AS attempt, json_extract(value, '$[3]') AS next_at,
+                json_extract(value, '$[4]') AS status, json_extract(value, '$[5]') AS reason,
+                json_extract(value, '$[6]') AS provider_id, json_extract(value, '$[7]') AS details
+              FROM json_each(\(rows))) AS j
+            WHERE deliveries.id = j.id
+            RETURNING deliveries.id AS id, notification_id, channel, device_id
+            """)
+        var found: [String: (notificationId: String, channel: String, deviceId: String?)] = [:]
+        for row in updated {
+            guard let id = row.string("id"), let nid = row.string("notification_id"),
+                let channel = row.string("channel")
+            else { continue }
+            found[id] = (nid, channel, row.string("device_id"))
+        }
+        var namespaces: [String: String] = [:]
+        var events: SQL = "INSERT INTO event_log(namespace, kind, notification_id, data, created_at) VALUES"
+        var eventCount = 0
+        var history: SQL = "INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason) VALUES"
+        history.reserveBindings(attempts.count * 6)
+        for (i, a) in attempts.enumerated() {
+            if i > 0 { history.appendLiteral(",") }
+            history.append("(\(a.deliveryId), \(a.attempt), \(at), \(a.state.rawValue), \(a.status), \(a.reason))")
+            guard let row = found[a.deliveryId],
+                let ns = try namespace(of: row.notificationId, c, cache: &namespaces)
+            else { continue }
+            let data = EventLogData.delivery(
+                notificationId: row.notificationId, channel: row.channel, deviceId: row.deviceId,
+                outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason)
+            if eventCount > 0 { events.appendLiteral(",") }
+            events.append("(\(ns), 'delivery', \(row.notificationId), \(data.canonicalString), \(at))")
+            eventCount += 1
+        }
+        if eventCount > 0 { try c.run(events) }
+        try c.run(history)
+        var removed: [Device] = []
+        for a in attempts where a.state == .dead {
+            guard let r = a.removeDevice else { continue }
+            let match: SQL = """
+                namespace = \(r.namespace) AND device_id = \(r.deviceId) AND platform = \(r.platform)
+                  AND (\(r.address) IS NULL OR address IS \(r.address))
+                """
+            for row in try c.query("SELECT * FROM devices WHERE \(match)") { removed.append(try decodeDevice(row)) }
+            try c.run("DELETE FROM devices WHERE \(match)")
+        }
+        return removed
+    }
+}
