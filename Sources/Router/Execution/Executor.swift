@@ -405,7 +405,7 @@ struct Executor: Sendable {
         return nil
     }
 
-    private func attemptRecord(
+    func attemptRecord(
         for result: DeliveryResult, record: DeliveryRecord, device: Device?, spec: ChannelSpec,
         notification: HeraldNotification, now: Date
     ) -> AttemptRecord {
