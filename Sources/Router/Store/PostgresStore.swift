@@ -111,9 +111,11 @@ public final class PostgresStore: HeraldStore {
         CREATE INDEX event_log_namespace ON event_log(namespace, sequence);
         CREATE INDEX event_log_notification ON event_log(notification_id);
         """,
-        // 2: the batched drain claims pending rows in id order (claimPendingBatch).
+        // 2: the batched drain claims pending rows in id order and checks earlier steps by index
+        // (claimPendingBatch).
         """
         CREATE INDEX deliveries_pending_id ON deliveries(id) WHERE state = 'pending';
+        CREATE INDEX deliveries_pending_step ON deliveries(notification_id, step) WHERE state = 'pending';
         """,
     ]
 
@@ -573,8 +575,9 @@ public final class PostgresStore: HeraldStore {
                 UPDATE deliveries d SET lease_owner = \(owner), lease_until = \(Self.ms(until))
                 FROM (SELECT p.id FROM deliveries p
                       WHERE p.state = 'pending' AND (p.lease_owner IS NULL OR p.lease_until < \(Self.ms(now)))
-                        AND NOT EXISTS (SELECT 1 FROM deliveries e WHERE e.notification_id = p.notification_id
-                                        AND e.state = 'pending' AND e.step < p.step)
+                        AND (p.step = 0 OR NOT EXISTS (
+                          SELECT 1 FROM deliveries e WHERE e.notification_id = p.notification_id
+                            AND e.state = 'pending' AND e.step < p.step))
                       ORDER BY p.id LIMIT \(max(1, limit)) FOR UPDATE OF p SKIP LOCKED) c,
                   notifications n
                 WHERE d.id = c.id AND n.id = d.notification_id
