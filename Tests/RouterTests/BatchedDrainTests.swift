@@ -315,3 +315,63 @@ final class CountingStore: HeraldStore {
         try base.touchCooldowns(namespace: namespace, tag: tag, keys: keys, now: now)
     }
 }
+
+/// Session-5 leftovers of the PostgreSQL store: its own advice in `writeFailed`, and the wake-up
+/// debounce on the injected clock.
+@Suite struct PostgresStoreLeftoverTests {
+    /// A failed outbox write on PostgreSQL names the database and PostgreSQL's checks, not SQLite's.
+    @Test func aFailedWriteGivesPostgreSQLAdvice() throws {
+        let store = try PostgresStore(url: try TestPostgres.start().createDatabase())
+        defer { store.close() }
+        // A NUL character cannot be stored by PostgreSQL: the record fails as a write, not a connection.
+        let error = try #require(
+            throws: StoreError.self,
+            performing: {
+                try store.record(
+                    [AttemptRecord(deliveryId: "x", attempt: 1, state: .failed, reason: "a\u{0}b")], now: Date())
+            })
+        guard case .writeFailed(let operation, let detail) = error else {
+            Issue.record("not writeFailed: \(error)")
+            return
+        }
+        #expect(operation == "record delivery results")
+        #expect(detail.contains(store.redactedURL))
+        #expect(detail.contains("PostgreSQL server's log"))
+        #expect(!error.description.contains("sqlite3"), "\(error.description)")
+        #expect(!error.description.contains("integrity_check"))
+    }
+
+    /// The wake-up `NOTIFY` is debounced on the store's clock: a second notification at the same
+    /// (manual) instant sends none even 150 ms of real time later; one 200 ms later on the manual
+    /// clock sends one.
+    @Test func theWakeUpDebounceFollowsTheInjectedClock() async throws {
+        let url = try TestPostgres.start().createDatabase()
+        let clock = ManualClock()
+        let store = try PostgresStore(url: url, clock: clock)
+        let listener = try PostgresStore(url: url)
+        defer {
+            store.close()
+            listener.close()
+        }
+        _ = await listener.waitForWork(timeout: .milliseconds(10))  // LISTEN from now on
+        func enqueue(_ id: String) throws {
+            let n = HeraldNotification(id: id, title: "t")
+            try store.insertNotification(
+                n, steps: [StepRule(mode: .all, unlessDelivered: nil, timeout: nil)],
+                deliveries: [
+                    DeliveryRecord(
+                        id: "\(id)-0", notificationId: id, step: 0, position: 0, channel: "sink", deviceId: nil,
+                        platform: nil, state: .pending, updatedAt: clock.now())
+                ], now: clock.now())
+        }
+        try enqueue("a")
+        #expect(await listener.waitForWork(timeout: .seconds(5)), "the first one wakes the workers")
+        // Real time passes, the store's clock does not: still the same instant for the debounce.
+        try await Task.sleep(for: .milliseconds(150))
+        try enqueue("b")
+        #expect(!(await listener.waitForWork(timeout: .milliseconds(300))), "debounced at the same instant")
+        clock.advance(by: .milliseconds(200))
+        try enqueue("c")
+        #expect(await listener.waitForWork(timeout: .seconds(5)), "200 ms later on the store's clock")
+    }
+}

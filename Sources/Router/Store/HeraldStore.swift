@@ -122,7 +122,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A write was refused because the store is read-only; `refused` says what could not be done.
     case readOnly(path: String, refused: String, reason: String)
     /// A write the outbox depends on (claiming, recording results) failed; the run stops there so
-    /// nothing is sent whose result cannot be recorded.
+    /// nothing is sent whose result cannot be recorded. `detail` is the store's own: where it is,
+    /// what failed, and what to check for that kind of store.
     case writeFailed(operation: String, detail: String)
     /// The store's database server cannot be reached (down, restarting, or refusing the login);
     /// `store` is its URL without the password. Nothing was changed by the failed call.
@@ -145,7 +146,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
             "cannot \(refused): the store \(path) is read-only (\(reason))"
         case .writeFailed(let operation, let detail):
             "cannot \(operation) in the store: \(detail). Stopped: nothing more is sent until the store "
-                + "can record results (check it with: sqlite3 FILE 'PRAGMA integrity_check')"
+                + "can record results"
         case .unreachable(let store, let detail):
             "the store database \(store) is unreachable: \(detail). Nothing was stored; try again when it is back"
         }
