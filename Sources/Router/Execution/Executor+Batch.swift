@@ -21,26 +21,57 @@ extension Executor {
     /// only the current step of each notification), attempted, and recorded in one transaction. A
     /// notification whose current step is not the simple case (a `mode: first` step, an
     /// `unless-delivered` condition or a step `timeout`) goes through ``execute(notificationId:graph:)``,
-    /// which judges it exactly as `send` does. Batches run one after the other, so this owner holds
-    /// no pending row when it claims the next one.
+    /// which judges it exactly as `send` does. The next batch is claimed while one runs only when
+    /// that one holds plain groups alone (the stores never hand this owner rows it already holds);
+    /// a batch with a per-notification item finishes before the next claim.
     func drainPending(graph: RouterGraph, startBy: ContinuousClock.Instant?) async throws -> PendingDrain {
         var drain = PendingDrain()
         let limit = max(1, chunkSize)
-        while true {
+        let (store, clock, owner, lease) = (self.store, self.clock, self.owner, self.leaseDuration)
+        @Sendable func claim() throws -> PendingBatch {
+            let now = clock.now()
+            return try store.claimPendingBatch(owner: owner, until: now.adding(lease), now: now, limit: limit)
+        }
+        var batch = try claim()
+        while !batch.deliveries.isEmpty {
             if let startBy, ContinuousClock.now >= startBy {
+                giveBack(batch.deliveries.map(\.id))
                 drain.unfinished = true
                 return drain
             }
-            let now = clock.now()
-            let batch = try store.claimPendingBatch(
-                owner: owner, until: now.adding(leaseDuration), now: now, limit: limit)
-            if batch.deliveries.isEmpty { return drain }
-            let done = try await runBatch(batch, graph: graph, startBy: startBy)
+            let work = items(of: batch)
+            // The next claim runs while this batch is delivered and recorded (the database works
+            // while Herald does). Only when every item is a plain group: the per-notification path
+            // claims its notification's rows as this owner's, and must not meet rows of the same
+            // step that a concurrent claim took.
+            let prefetch: Task<PendingBatch, any Error>? =
+                work.allSatisfy(\.isGroup) ? Task { try claim() } : nil
+            let done: (attempted: Int, skipped: Bool)
+            do {
+                done = try await runBatch(batch, items: work, graph: graph, startBy: startBy)
+            } catch {
+                if let next = try? await prefetch?.value { giveBack(next.deliveries.map(\.id)) }
+                throw error
+            }
             drain.attempted += done.attempted
             if done.skipped {
+                if let next = try? await prefetch?.value { giveBack(next.deliveries.map(\.id)) }
                 drain.unfinished = true
                 return drain
             }
+            batch = try await prefetch?.value ?? claim()
+        }
+        return drain
+    }
+
+    /// Gives this owner's leases on `ids` up at once (rows claimed but not started), so another
+    /// process may take them without waiting for the lease to expire.
+    func giveBack(_ ids: [String]) {
+        guard !ids.isEmpty else { return }
+        do {
+            try store.renewLeases(owner: owner, deliveryIds: ids, until: clock.now().addingTimeInterval(-0.001))
+        } catch {
+            logger.error("cannot give up delivery leases", ["error": "\(error)"])
         }
     }
 
@@ -49,6 +80,11 @@ extension Executor {
     private enum BatchItem: Sendable {
         case group([DeliveryRecord], StoredNotification)
         case notification(String, [DeliveryRecord])
+
+        var isGroup: Bool {
+            if case .group = self { return true }
+            return false
+        }
 
         var ids: [String] {
             switch self {
@@ -112,10 +148,9 @@ extension Executor {
     /// Attempts one claimed batch and records the results of its simple groups in one call of
     /// ``HeraldStore/record(_:now:)``. Items not started by `startBy` give their leases back.
     /// Whatever was sent is recorded before a failure is thrown.
-    private func runBatch(_ batch: PendingBatch, graph: RouterGraph, startBy: ContinuousClock.Instant?) async throws
-        -> (attempted: Int, skipped: Bool)
-    {
-        let work = items(of: batch)
+    private func runBatch(
+        _ batch: PendingBatch, items work: [BatchItem], graph: RouterGraph, startBy: ContinuousClock.Instant?
+    ) async throws -> (attempted: Int, skipped: Bool) {
         let context = BatchContext(executor: self, graph: graph)
         let stop = PassFailure()
         let outcomes = await holdingLeases(batch.deliveries.map(\.id)) {
@@ -191,14 +226,8 @@ extension Executor {
             }
         }
         if let failure { throw failure }
-        if !skipped.isEmpty {
-            // Given up now rather than left to expire, so another process may take them at once.
-            do {
-                try store.renewLeases(owner: owner, deliveryIds: skipped, until: clock.now().addingTimeInterval(-0.001))
-            } catch {
-                logger.error("cannot give up delivery leases", ["error": "\(error)"])
-            }
-        }
+        // Given up now rather than left to expire, so another process may take them at once.
+        giveBack(skipped)
         return (attempted, !skipped.isEmpty)
     }
 }
