@@ -298,27 +298,16 @@ public final class Router: Sendable {
             // what came due meanwhile: a long hanging backlog does not hold up other channels.
             let startBy = ContinuousClock.now + executor.passBudget
             async let retried = executor.runDueRetries(graph: g, startBy: startBy)
-            let ids = try store.notificationsWithPendingDeliveries(now: options.clock.now())
-            // After a store failure the pass starts nothing new; the failure is thrown below.
-            let stop = PassFailure()
-            let outcomes = await ConcurrentMap.map(ids, limit: 8) { id -> Result<Int?, any Error> in
-                if stop.error != nil { return .success(0) }
-                if ContinuousClock.now >= startBy { return .success(nil) }
-                do {
-                    let before = try store.deliveries(notificationId: id).filter { $0.state == .pending }.count
-                    try await executor.execute(notificationId: id, graph: g)
-                    return .success(before)
-                } catch {
-                    stop.set(error)
-                    return .failure(error)
-                }
+            // Pending deliveries (enqueued notifications, crash leftovers) in batches across
+            // notifications: one claim statement and one recording transaction per batch.
+            let pending: Result<Executor.PendingDrain, any Error>
+            do { pending = .success(try await executor.drainPending(graph: g, startBy: startBy)) } catch {
+                pending = .failure(error)
             }
             let retries = try await retried
-            attempted += retries.attempted
-            var leftOver = retries.skipped
-            for outcome in outcomes {
-                if let count = try outcome.get() { attempted += count } else { leftOver += 1 }
-            }
+            let drained = try pending.get()
+            attempted += retries.attempted + drained.attempted
+            let leftOver = retries.skipped + (drained.unfinished ? 1 : 0)
             if leftOver > 0 {
                 if let timeout, options.clock.now() >= started.adding(timeout) {
                     let counts = try store.deliveryCounts()
@@ -338,6 +327,9 @@ public final class Router: Sendable {
             if let next = try store.nextDueTime() {
                 wait = .milliseconds(max(1, min(Int64(clamping: next.timeIntervalSince(now) * 1000), 60_000)))
             }
+            // Pending rows another worker holds: look again soon (its batch ends in milliseconds,
+            // or its lease expires and the rows become claimable).
+            if (counts[.pending] ?? 0) > 0 { wait = min(wait, .milliseconds(200)) }
             if let timeout {
                 let left = Int64(clamping: started.adding(timeout).timeIntervalSince(now) * 1000)
                 wait = min(wait, .milliseconds(max(1, left)))

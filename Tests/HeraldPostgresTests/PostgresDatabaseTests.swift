@@ -49,6 +49,32 @@ import Testing
         #expect(syntax?.sqlState == "42601")
     }
 
+    /// A pipeline returns each statement's rows in order, runs as one implicit transaction (a
+    /// failing statement undoes the ones before it and skips the rest), and leaves the connection
+    /// usable; an advisory lock taken in it is held until it commits.
+    @Test func aPipelineIsOneTransaction() throws {
+        let db = try PostgresDatabase(url: try TestPostgres.start().createDatabase(), maximumConnections: 1)
+        defer { db.close() }
+        try db.execute("CREATE TABLE p(id TEXT PRIMARY KEY)")
+        let rows = try db.pipeline([
+            "INSERT INTO p VALUES(\("a"))", "SELECT id FROM p", "SELECT pg_advisory_xact_lock(\(Int64(7)))",
+            "SELECT COUNT(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+        ])
+        #expect(rows.count == 4)
+        #expect(rows[1].compactMap { $0.string("id") } == ["a"])
+        #expect(rows[3].first?.int("n") == 1, "the lock is held inside the pipeline's transaction")
+        let error = #expect(throws: PostgresError.self) {
+            try db.pipeline([
+                "INSERT INTO p VALUES(\("b"))", "INSERT INTO p VALUES(\("a"))", "INSERT INTO p VALUES(\("c"))",
+            ])
+        }
+        #expect(error?.sqlState == "23505")
+        // The same (only) connection again: "b" was rolled back, "c" never ran, the lock is gone.
+        #expect(try db.query("SELECT id FROM p ORDER BY id").compactMap { $0.string("id") } == ["a"])
+        #expect(
+            try db.query("SELECT COUNT(*) AS n FROM pg_locks WHERE locktype = 'advisory'").first?.int("n") == 0)
+    }
+
     @Test func transactionRollsBackOnError() throws {
         let db = try database()
         defer { db.close() }

@@ -27,7 +27,9 @@ if [[ $(id -u) == 0 ]]; then RUNAS=(runuser -u postgres --); chown postgres: "$D
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 PGPID=
 cleanup() {
-    [[ -n $PGPID ]] && kill -INT "$PGPID" 2>/dev/null && wait "$PGPID" 2>/dev/null || true
+    # As root PGPID is runuser, which does not pass signals on: stop the server itself.
+    [[ -n $PGPID ]] && { "${RUNAS[@]}" "$BIN/pg_ctl" -D "$DIR/data" stop -m fast -s || kill -INT "$PGPID"; } 2>/dev/null &&
+        wait "$PGPID" 2>/dev/null || true
     rm -rf "$DIR"
 }
 trap cleanup EXIT

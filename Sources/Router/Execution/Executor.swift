@@ -476,7 +476,7 @@ struct Executor: Sendable {
         return nil
     }
 
-    private func attemptRecord(
+    func attemptRecord(
         for result: DeliveryResult, record: DeliveryRecord, device: Device?, spec: ChannelSpec, expiresAt: Date?,
         now: Date
     ) -> AttemptRecord {

@@ -117,6 +117,10 @@ public protocol HeraldStore: Sendable {
     /// Calls `body` with every delivery of a notification in the order of
     /// ``deliveries(notificationId:)``, reading them in pages.
     func forEachDelivery(notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws
+    // MARK: pg
+    /// Claims pending deliveries of many notifications at once for the batched drain (default
+    /// implementation at the end of this file).
+    func claimPendingBatch(owner: String, until: Date, now: Date, limit: Int) throws -> PendingBatch
 }
 
 extension HeraldStore {
@@ -145,7 +149,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A write was refused because the store is read-only; `refused` says what could not be done.
     case readOnly(path: String, refused: String, reason: String)
     /// A write the outbox depends on (claiming, recording results) failed; the run stops there so
-    /// nothing is sent whose result cannot be recorded.
+    /// nothing is sent whose result cannot be recorded. `detail` is the store's own: where it is,
+    /// what failed, and what to check for that kind of store.
     case writeFailed(operation: String, detail: String)
     /// The store's database server cannot be reached (down, restarting, or refusing the login);
     /// `store` is its URL without the password. Nothing was changed by the failed call.
@@ -168,7 +173,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
             "cannot \(refused): the store \(path) is read-only (\(reason))"
         case .writeFailed(let operation, let detail):
             "cannot \(operation) in the store: \(detail). Stopped: nothing more is sent until the store "
-                + "can record results (check it with: sqlite3 FILE 'PRAGMA integrity_check')"
+                + "can record results"
         case .unreachable(let store, let detail):
             "the store database \(store) is unreachable: \(detail). Nothing was stored; try again when it is back"
         }
@@ -237,5 +242,58 @@ extension HeraldStore {
     /// The default: ``deliveries(notificationId:)`` at once.
     public func forEachDelivery(notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws {
         for r in try deliveries(notificationId: notificationId) { try body(r) }
+    }
+}
+
+// MARK: pg
+
+/// Pending deliveries of many notifications, claimed at once by the batched drain
+/// (``HeraldStore/claimPendingBatch(owner:until:now:limit:)``), with the notifications they belong to.
+public struct PendingBatch: Sendable {
+    /// The claimed deliveries, leased to the claimer, ordered by id.
+    public var deliveries: [DeliveryRecord]
+    /// The stored notifications of ``deliveries``, by id.
+    public var notifications: [String: StoredNotification]
+
+    /// A batch.
+    public init(deliveries: [DeliveryRecord], notifications: [String: StoredNotification]) {
+        self.deliveries = deliveries
+        self.notifications = notifications
+    }
+}
+
+extension HeraldStore {
+    /// Claims up to about `limit` `pending` deliveries across notifications for `owner` until `until`
+    /// and returns them with their notifications. Only deliveries of each notification's current
+    /// step (its lowest step that still has `pending` deliveries) are claimed, so a later step never
+    /// starts before every delivery of the earlier ones has been attempted. Rows leased by another
+    /// owner whose lease has not expired at `now` are skipped.
+    ///
+    /// The default is built from ``notificationsWithPendingDeliveries(now:)`` and
+    /// ``claimPending(notificationId:step:channel:owner:until:now:)`` (whole steps, so it may return
+    /// more than `limit`; rows this owner already holds are claimed again, so a caller must not
+    /// claim while it holds pending rows). ``PostgresStore`` and ``SQLiteStore`` claim in one
+    /// statement and never take rows this owner already holds.
+    public func claimPendingBatch(owner: String, until: Date, now: Date, limit: Int) throws -> PendingBatch {
+        var claimed: [DeliveryRecord] = []
+        var notifications: [String: StoredNotification] = [:]
+        for id in try notificationsWithPendingDeliveries(now: now) {
+            guard claimed.count < max(1, limit) else { break }
+            guard let stored = try notification(id: id) else { continue }
+            let pending = try deliveries(notificationId: id).filter { $0.state == .pending }
+            guard let step = pending.map(\.step).min() else { continue }
+            var channels: [String] = []
+            for r in pending where r.step == step && !channels.contains(r.channel) { channels.append(r.channel) }
+            var got: [DeliveryRecord] = []
+            for channel in channels {
+                got += try claimPending(
+                    notificationId: id, step: step, channel: channel, owner: owner, until: until, now: now)
+            }
+            if !got.isEmpty {
+                claimed += got
+                notifications[id] = stored
+            }
+        }
+        return PendingBatch(deliveries: claimed, notifications: notifications)
     }
 }

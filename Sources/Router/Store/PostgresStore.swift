@@ -110,7 +110,13 @@ public final class PostgresStore: HeraldStore {
           data TEXT NOT NULL, created_at BIGINT NOT NULL);
         CREATE INDEX event_log_namespace ON event_log(namespace, sequence);
         CREATE INDEX event_log_notification ON event_log(notification_id);
+        """,
+        // 2: the batched drain claims pending rows in id order and checks earlier steps by index
+        // (claimPendingBatch).
         """
+        CREATE INDEX deliveries_pending_id ON deliveries(id) WHERE state = 'pending';
+        CREATE INDEX deliveries_pending_step ON deliveries(notification_id, step) WHERE state = 'pending';
+        """,
     ]
 
     /// Applies the missing migrations under an advisory lock, so processes starting together
@@ -173,7 +179,10 @@ public final class PostgresStore: HeraldStore {
             if error.isConnectionFailure {
                 throw StoreError.unreachable(store: db.redactedURL, detail: error.description)
             }
-            throw StoreError.writeFailed(operation: operation, detail: "\(db.redactedURL): \(error)")
+            throw StoreError.writeFailed(
+                operation: operation,
+                detail: "\(db.redactedURL): \(error) (check the PostgreSQL server's log, its disk space and the "
+                    + "role's privileges)")
         }
     }
 
@@ -348,7 +357,7 @@ public final class PostgresStore: HeraldStore {
 
     /// Whether this process may send a wake-up now (at most one per ``notifyInterval``).
     private func shouldNotify() -> Bool {
-        let now = Int64(clamping: Int64(Date().timeIntervalSince1970 * 1000))
+        let now = clock.now().millisecondsSince1970
         let last = lastNotify.load(ordering: .relaxed)
         guard now - last >= Self.notifyInterval else { return false }
         return lastNotify.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
@@ -471,81 +480,125 @@ public final class PostgresStore: HeraldStore {
         }
     }
 
-    /// See ``HeraldStore``: the whole batch of results in one `UPDATE … FROM unnest(…)`, one
-    /// `INSERT` of attempts and one of event-log entries (plus a `DELETE` per dead device).
+    /// See ``HeraldStore``: the whole batch in one pipeline, so one round trip and one implicit
+    /// transaction: the rows locked in id order, one `UPDATE … FROM unnest(…)`, one `INSERT` of
+    /// attempts, a `DELETE` per dead device, then the event-log lock and one `INSERT` of the
+    /// entries (their `data` built by the server, as ``EventLogData/delivery`` builds it).
     public func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
         guard !attempts.isEmpty else { return [] }
         // One result per delivery in a batch: the last one given wins, as applying them in order would.
         var latest: [String: Int] = [:]
         for (i, a) in attempts.enumerated() { latest[a.deliveryId] = i }
         let batch = attempts.enumerated().filter { latest[$0.element.deliveryId] == $0.offset }.map(\.element)
-        let at = Self.ms(now)
+        let statements = Self.recordStatements(batch, at: Self.ms(now))
         return try writing("record delivery results") {
-            try db.transaction { c in
-                // Rows are locked in id order by every multi-row write here, so two transactions
-                // touching overlapping rows (a renewal and a record) queue instead of deadlocking.
-                try c.run(
-                    """
-                    SELECT 1 FROM deliveries WHERE id = ANY(\(textArray: batch.map(\.deliveryId))::text[])
-                    ORDER BY id FOR UPDATE
-                    """)
-                let details = batch.map { a -> String? in
-                    a.details.isEmpty ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
-                }
-                let rows = try c.query(
-                    """
-                    UPDATE deliveries d SET state = x.st, attempts = x.att::int, next_attempt_at = x.nxt::bigint,
-                      status = x.stat::int, reason = x.r, provider_id = COALESCE(x.pid, d.provider_id),
-                      details = COALESCE(x.det, d.details), lease_owner = NULL, lease_until = NULL, updated_at = \(at)
-                    FROM unnest(\(textArray: batch.map(\.deliveryId))::text[], \(textArray: batch.map(\.state.rawValue))::text[],
-                      \(textArray: batch.map { String($0.attempt) })::text[],
-                      \(optionalTextArray: batch.map { $0.nextAttemptAt.map { String(Self.ms($0)) } })::text[],
-                      \(optionalTextArray: batch.map { $0.status.map(String.init) })::text[],
-                      \(optionalTextArray: batch.map(\.reason))::text[],
-                      \(optionalTextArray: batch.map(\.providerMessageId))::text[],
-                      \(optionalTextArray: details)::text[]) AS x(id, st, att, nxt, stat, r, pid, det),
-                      notifications n
-                    WHERE d.id = x.id AND n.id = d.notification_id
-                    RETURNING d.id, d.notification_id, d.channel, d.device_id, n.namespace
-                    """)
-                try c.run(
-                    """
-                    INSERT INTO attempts(delivery_id, attempt, at, outcome, status, reason)
-                    SELECT x.id, x.att::int, \(at), x.st, x.stat::int, x.r
-                    FROM unnest(\(textArray: batch.map(\.deliveryId))::text[], \(textArray: batch.map { String($0.attempt) })::text[],
-                      \(textArray: batch.map(\.state.rawValue))::text[],
-                      \(optionalTextArray: batch.map { $0.status.map(String.init) })::text[],
-                      \(optionalTextArray: batch.map(\.reason))::text[]) AS x(id, att, st, stat, r)
-                    WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.id = x.id)
-                    ON CONFLICT(delivery_id, attempt) DO UPDATE SET
-                      at = excluded.at, outcome = excluded.outcome, status = excluded.status, reason = excluded.reason
-                    """)
-                var removed: [Device] = []
-                for a in batch where a.state == .dead {
-                    guard let r = a.removeDevice else { continue }
-                    let gone = try c.query(
-                        """
-                        DELETE FROM devices WHERE namespace = \(r.namespace) AND device_id = \(r.deviceId)
-                          AND platform = \(r.platform) AND (\(r.address)::text IS NULL OR address IS NOT DISTINCT FROM \(r.address))
-                        RETURNING *
-                        """)
-                    removed += try gone.map(Self.decodeDevice)
-                }
-                var byId: [String: PostgresRow] = [:]
-                for row in rows { if let id = row.string("id") { byId[id] = row } }
-                let entries = batch.compactMap { a -> (String, String, String, JSONValue)? in
-                    guard let row = byId[a.deliveryId], let nid = row.string("notification_id") else { return nil }
-                    return (
-                        row.string("namespace") ?? "", "delivery", nid,
-                        EventLogData.delivery(
-                            notificationId: nid, channel: row.string("channel") ?? "",
-                            deviceId: row.string("device_id"),
-                            outcome: a.state.rawValue, attempt: a.attempt, reason: a.reason)
-                    )
-                }
-                try Self.appendEvents(entries, at: at, c)
-                return removed
+            let results = try db.pipeline(statements.list)
+            var removed: [Device] = []
+            for index in statements.deletes where index < results.count {
+                removed += try results[index].map(Self.decodeDevice)
             }
+            return removed
+        }
+    }
+
+    /// The statements of ``record(_:now:)`` and the indexes of its device `DELETE`s.
+    static func recordStatements(_ batch: [AttemptRecord], at: Int64) -> (list: [PostgresSQL], deletes: [Int]) {
+        let ids = batch.map(\.deliveryId)
+        let states = batch.map(\.state.rawValue)
+        let numbers = batch.map { String($0.attempt) }
+        let statuses = batch.map { $0.status.map(String.init) }
+        let reasons = batch.map(\.reason)
+        let details = batch.map { a -> String? in
+            a.details.isEmpty ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
+        }
+        var list: [PostgresSQL] = [
+            // Rows are locked in id order by every multi-row write here, so two transactions
+            // touching overlapping rows (a renewal and a record) queue instead of deadlocking.
+            "SELECT 1 FROM deliveries WHERE id = ANY(\(textArray: ids)::text[]) ORDER BY id FOR UPDATE",
+            """
+            UPDATE deliveries d SET state = x.st, attempts = x.att::int, next_attempt_at = x.nxt::bigint,
+              status = x.stat::int, reason = x.r, provider_id = COALESCE(x.pid, d.provider_id),
+              details = COALESCE(x.det, d.details), lease_owner = NULL, lease_until = NULL, updated_at = \(at)
+            FROM unnest(\(textArray: ids)::text[], \(textArray: states)::text[], \(textArray: numbers)::text[],
+              \(optionalTextArray: batch.map { $0.nextAttemptAt.map { String(Self.ms($0)) } })::text[],
+              \(optionalTextArray: statuses)::text[], \(optionalTextArray: reasons)::text[],
+              \(optionalTextArray: batch.map(\.providerMessageId))::text[],
+              \(optionalTextArray: details)::text[]) AS x(id, st, att, nxt, stat, r, pid, det)
+            WHERE d.id = x.id
+            """,
+            """
+            INSERT INTO attempts(delivery_id, attempt, at, outcome, status, reason)
+            SELECT x.id, x.att::int, \(at), x.st, x.stat::int, x.r
+            FROM unnest(\(textArray: ids)::text[], \(textArray: numbers)::text[], \(textArray: states)::text[],
+              \(optionalTextArray: statuses)::text[], \(optionalTextArray: reasons)::text[]) AS x(id, att, st, stat, r)
+            WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.id = x.id)
+            ON CONFLICT(delivery_id, attempt) DO UPDATE SET
+              at = excluded.at, outcome = excluded.outcome, status = excluded.status, reason = excluded.reason
+            """,
+        ]
+        var deletes: [Int] = []
+        for a in batch where a.state == .dead {
+            guard let r = a.removeDevice else { continue }
+            deletes.append(list.count)
+            list.append(
+                """
+                DELETE FROM devices WHERE namespace = \(r.namespace) AND device_id = \(r.deviceId)
+                  AND platform = \(r.platform) AND (\(r.address)::text IS NULL OR address IS NOT DISTINCT FROM \(r.address))
+                RETURNING *
+                """)
+        }
+        // The event log last, under the lock that orders its sequence by commit (see appendEvents);
+        // the pipeline's implicit transaction holds it until it commits.
+        list.append("SELECT pg_advisory_xact_lock(\(eventLogLock))")
+        list.append(
+            """
+            INSERT INTO event_log(sequence, namespace, kind, notification_id, data, created_at)
+            SELECT nextval('event_log_sequence'), n.namespace, 'delivery', d.notification_id,
+              json_strip_nulls(json_build_object('notificationId', d.notification_id, 'channel', d.channel,
+                'outcome', x.st, 'attempt', x.att::int, 'deviceId', d.device_id, 'reason', x.r))::text, \(at)
+            FROM unnest(\(textArray: ids)::text[], \(textArray: states)::text[], \(textArray: numbers)::text[],
+              \(optionalTextArray: reasons)::text[]) WITH ORDINALITY AS x(id, st, att, r, o)
+            JOIN deliveries d ON d.id = x.id JOIN notifications n ON n.id = d.notification_id
+            ORDER BY x.o
+            """)
+        return (list, deletes)
+    }
+
+    /// See ``HeraldStore``: one statement. Pending rows are taken in id order (a partial index
+    /// holds only them), `FOR UPDATE SKIP LOCKED`, skipping rows of a notification that still has
+    /// pending rows in an earlier step and rows leased by anyone (this owner included) whose lease
+    /// has not expired; the notifications come back in the same statement.
+    public func claimPendingBatch(owner: String, until: Date, now: Date, limit: Int) throws -> PendingBatch {
+        try writing("claim deliveries") {
+            let rows = try db.query(
+                """
+                UPDATE deliveries d SET lease_owner = \(owner), lease_until = \(Self.ms(until))
+                FROM (SELECT p.id FROM deliveries p
+                      WHERE p.state = 'pending' AND (p.lease_owner IS NULL OR p.lease_until < \(Self.ms(now)))
+                        AND (p.step = 0 OR NOT EXISTS (
+                          SELECT 1 FROM deliveries e WHERE e.notification_id = p.notification_id
+                            AND e.state = 'pending' AND e.step < p.step))
+                      ORDER BY p.id LIMIT \(max(1, limit)) FOR UPDATE OF p SKIP LOCKED) c,
+                  notifications n
+                WHERE d.id = c.id AND n.id = d.notification_id
+                RETURNING d.*, n.body AS n_body, n.steps AS n_steps, n.created_at AS n_created_at
+                """)
+            var deliveries: [DeliveryRecord] = []
+            var notifications: [String: StoredNotification] = [:]
+            for row in rows {
+                let record = try Self.decodeDelivery(row)
+                deliveries.append(record)
+                if notifications[record.notificationId] == nil {
+                    guard let body = row.string("n_body"), let n = try? HeraldNotification(jsonText: body),
+                        let at = Self.date(row["n_created_at"]), let stepsText = row.string("n_steps"),
+                        let steps = try? JSONValue.parse(stepsText).arrayValue
+                    else { throw StoreError.corrupt("notification \(record.notificationId)") }
+                    notifications[record.notificationId] = StoredNotification(
+                        notification: n, createdAt: at, steps: steps.compactMap(StepRule.init(json:)))
+                }
+            }
+            deliveries.sort { $0.id < $1.id }
+            return PendingBatch(deliveries: deliveries, notifications: notifications)
         }
     }
 

@@ -588,7 +588,9 @@ public final class SQLiteStore: HeraldStore {
         do {
             return try body()
         } catch let error as SQLiteError {
-            throw StoreError.writeFailed(operation: operation, detail: "\(path): \(error)")
+            throw StoreError.writeFailed(
+                operation: operation,
+                detail: "\(path): \(error) (check it with: sqlite3 \(path) 'PRAGMA integrity_check')")
         }
     }
 

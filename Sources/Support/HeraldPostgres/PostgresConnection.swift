@@ -77,6 +77,11 @@ public final class PostgresConnection {
     public func query(_ sql: PostgresSQL) throws(PostgresError) -> [PostgresRow] {
         let result = try exec(sql)
         defer { PQclear(result) }
+        return Self.rows(result)
+    }
+
+    /// The rows of a successful result.
+    private static func rows(_ result: OpaquePointer) -> [PostgresRow] {
         let columnCount = Int(PQnfields(result))
         let rowCount = Int(PQntuples(result))
         var columns: [String] = []
@@ -94,7 +99,7 @@ public final class PostgresConnection {
             var values: [PostgresValue] = []
             values.reserveCapacity(columnCount)
             for c in 0..<columnCount {
-                values.append(Self.value(result, Int32(r), Int32(c), type: types[c]))
+                values.append(value(result, Int32(r), Int32(c), type: types[c]))
             }
             rows.append(PostgresRow(columns: columns, values: values, indexByName: index))
         }
@@ -104,6 +109,65 @@ public final class PostgresConnection {
     /// Runs one statement and returns its first row, or `nil` when it produced none.
     public func queryOne(_ sql: PostgresSQL) throws(PostgresError) -> PostgresRow? {
         try query(sql).first
+    }
+
+    /// Runs `statements` as one pipeline (libpq pipeline mode): all of them are sent at once and
+    /// their results read after one `Sync`, so the whole list costs one round trip. Outside a
+    /// transaction the statements form one implicit transaction: when one fails, the ones before it
+    /// are rolled back, the rest are skipped, and its error is thrown. Returns each statement's rows
+    /// (empty for statements that return none), in order.
+    public func pipeline(_ statements: [PostgresSQL]) throws(PostgresError) -> [[PostgresRow]] {
+        guard !statements.isEmpty else { return [] }
+        let conn = try open()
+        for statement in statements {
+            for p in statement.bindings.map(\.parameterText) where p?.utf8.contains(0) == true {
+                throw PostgresError(
+                    sqlState: "22021", call: "PQsendQueryParams",
+                    message: "a text value contains a NUL character, which PostgreSQL cannot store")
+            }
+        }
+        guard PQenterPipelineMode(conn) == 1 else { throw failure(conn, nil, "PQenterPipelineMode", sql: nil) }
+        // A pipeline left half read cannot be left: the connection is closed (the pool drops it).
+        defer { if PQexitPipelineMode(conn) != 1 { close() } }
+        for statement in statements {
+            let params = statement.bindings.map(\.parameterText)
+            let sent = Self.withOptionalCStrings(params) { values in
+                PQsendQueryParams(conn, statement.text, Int32(params.count), nil, values, nil, nil, 0)
+            }
+            if sent != 1 { throw failure(conn, nil, "PQsendQueryParams", sql: statement.text) }
+        }
+        if PQpipelineSync(conn) != 1 { throw failure(conn, nil, "PQpipelineSync", sql: nil) }
+        // Each statement's results end with a NULL; the Sync's own result ends the pipeline.
+        var rows = [[PostgresRow]](repeating: [], count: statements.count)
+        var index = 0
+        var firstError: PostgresError?
+        var nulls = 0
+        while true {
+            guard let result = PQgetResult(conn) else {
+                index += 1
+                nulls += 1
+                // A broken connection yields no Sync: stop rather than wait for it forever.
+                if nulls > statements.count + 1 || PQstatus(conn) != CONNECTION_OK {
+                    throw firstError ?? failure(conn, nil, "PQgetResult", sql: nil)
+                }
+                continue
+            }
+            nulls = 0
+            let status = PQresultStatus(result)
+            if status == PGRES_PIPELINE_SYNC {
+                PQclear(result)
+                break
+            }
+            if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK {
+                if index < rows.count { rows[index] = Self.rows(result) }
+            } else if status != PGRES_PIPELINE_ABORTED, firstError == nil {
+                firstError = failure(
+                    conn, result, "PQsendQueryParams", sql: index < statements.count ? statements[index].text : nil)
+            }
+            PQclear(result)
+        }
+        if let firstError { throw firstError }
+        return rows
     }
 
     /// Runs a script of one or more statements without parameters (migrations, `LISTEN`).

@@ -62,6 +62,12 @@ public final class PostgresDatabase: Sendable {
     /// Runs one query outside a transaction.
     public func query(_ sql: PostgresSQL) throws -> [PostgresRow] { try withConnection { c in try c.query(sql) } }
 
+    /// Runs `statements` as one pipeline, in one implicit transaction and one round trip (see
+    /// ``PostgresConnection/pipeline(_:)``).
+    public func pipeline(_ statements: [PostgresSQL]) throws -> [[PostgresRow]] {
+        try withConnection { c in try c.pipeline(statements) }
+    }
+
     /// Runs a parameterless script (several statements) outside a transaction.
     public func execute(_ script: String) throws { try withConnection { c in try c.execute(script) } }
 

@@ -1,0 +1,345 @@
+import ChannelAPI
+import Foundation
+import HeraldSync
+
+/// The batched drain: pending deliveries of many notifications claimed in one statement, attempted
+/// grouped per notification and channel, and recorded in one transaction per batch.
+extension Executor {
+    /// What a drain of pending deliveries did: how many deliveries it attempted, and whether it
+    /// stopped with work left (its pass budget ran out, or it gave groups back) for the next pass.
+    struct PendingDrain: Sendable {
+        /// Deliveries attempted (or handed to ``execute(notificationId:graph:)``).
+        var attempted = 0
+        /// `true` when claimable work may be left.
+        var unfinished = false
+    }
+
+    /// Drains the pending deliveries (enqueued notifications, crash leftovers) in batches of
+    /// ``chunkSize`` across notifications until none is claimable or `startBy` passes.
+    ///
+    /// Each batch is claimed in one statement (``HeraldStore/claimPendingBatch(owner:until:now:limit:)``:
+    /// only the current step of each notification), attempted, and recorded in one transaction. A
+    /// notification whose current step is not the simple case (a `mode: first` step, an
+    /// `unless-delivered` condition or a step `timeout`) goes through ``execute(notificationId:graph:)``,
+    /// which judges it exactly as `send` does. The next batch is claimed while one runs only when
+    /// that one holds plain groups alone (the stores never hand this owner rows it already holds);
+    /// a batch with a per-notification item finishes before the next claim.
+    func drainPending(graph: RouterGraph, startBy: ContinuousClock.Instant?) async throws -> PendingDrain {
+        var drain = PendingDrain()
+        let limit = max(1, chunkSize)
+        let (store, clock, owner, lease) = (self.store, self.clock, self.owner, self.leaseDuration)
+        @Sendable func claim() throws -> PendingBatch {
+            let now = clock.now()
+            return try store.claimPendingBatch(owner: owner, until: now.adding(lease), now: now, limit: limit)
+        }
+        var batch = try claim()
+        while !batch.deliveries.isEmpty {
+            if let startBy, ContinuousClock.now >= startBy {
+                giveBack(batch.deliveries.map(\.id))
+                drain.unfinished = true
+                return drain
+            }
+            let work = items(of: batch)
+            // The next claim runs while this batch is delivered and recorded (the database works
+            // while Herald does). Only when every item is a plain group: the per-notification path
+            // claims its notification's rows as this owner's, and must not meet rows of the same
+            // step that a concurrent claim took.
+            let prefetch: Task<PendingBatch, any Error>? =
+                work.allSatisfy(\.isGroup) ? Task { try claim() } : nil
+            let done: (attempted: Int, skipped: Bool)
+            do {
+                done = try await runBatch(batch, items: work, graph: graph, startBy: startBy)
+            } catch {
+                if let next = try? await prefetch?.value { giveBack(next.deliveries.map(\.id)) }
+                throw error
+            }
+            drain.attempted += done.attempted
+            if done.skipped {
+                if let next = try? await prefetch?.value { giveBack(next.deliveries.map(\.id)) }
+                drain.unfinished = true
+                return drain
+            }
+            batch = try await prefetch?.value ?? claim()
+        }
+        return drain
+    }
+
+    /// Gives this owner's leases on `ids` up at once (rows claimed but not started), so another
+    /// process may take them without waiting for the lease to expire.
+    func giveBack(_ ids: [String]) {
+        guard !ids.isEmpty else { return }
+        do {
+            try store.renewLeases(owner: owner, deliveryIds: ids, until: clock.now().addingTimeInterval(-0.001))
+        } catch {
+            logger.error("cannot give up delivery leases", ["error": "\(error)"])
+        }
+    }
+
+    /// One unit of a batch: a `(notification, channel)` group of the simple case, or a notification
+    /// handed to ``execute(notificationId:graph:)``.
+    private enum BatchItem: Sendable {
+        case group([DeliveryRecord], StoredNotification)
+        case notification(String, [DeliveryRecord])
+
+        var isGroup: Bool {
+            if case .group = self { return true }
+            return false
+        }
+
+        var ids: [String] {
+            switch self {
+            case .group(let records, _): records.map(\.id)
+            case .notification(_, let records): records.map(\.id)
+            }
+        }
+    }
+
+    /// What became of one item.
+    private enum BatchOutcome: Sendable {
+        /// Attempted; the results to record with the batch (none for an executed notification).
+        case attempted(count: Int, results: [AttemptRecord], records: [DeliveryRecord], channel: String)
+        case skipped([String])
+        case failed(any Error)
+    }
+
+    /// Whether `rule` lets a step run as a plain batch: every channel at once, no condition on
+    /// earlier results, no time budget. Anything else is judged by ``execute(notificationId:graph:)``.
+    static func isBatchable(_ rule: StepRule) -> Bool {
+        rule.mode == .all && rule.unlessDelivered == nil && rule.timeout == nil
+    }
+
+    /// Splits a claimed batch into items: the simple `(notification, channel)` groups (in chunks of
+    /// at most ``chunkSize``) and the notifications that need ``execute(notificationId:graph:)``.
+    private func items(of batch: PendingBatch) -> [BatchItem] {
+        var order: [String] = []
+        var byNotification: [String: [DeliveryRecord]] = [:]
+        for r in batch.deliveries {
+            if byNotification[r.notificationId] == nil { order.append(r.notificationId) }
+            byNotification[r.notificationId, default: []].append(r)
+        }
+        var out: [BatchItem] = []
+        let size = max(1, chunkSize)
+        for id in order {
+            let records = byNotification[id] ?? []
+            guard let stored = batch.notifications[id], let step = records.first?.step,
+                records.allSatisfy({ $0.step == step }),
+                Executor.isBatchable(
+                    stored.steps[safe: step] ?? StepRule(mode: .all, unlessDelivered: nil, timeout: nil))
+            else {
+                out.append(.notification(id, records))
+                continue
+            }
+            var channels: [String] = []
+            var byChannel: [String: [DeliveryRecord]] = [:]
+            for r in records {
+                if byChannel[r.channel] == nil { channels.append(r.channel) }
+                byChannel[r.channel, default: []].append(r)
+            }
+            for channel in channels {
+                let group = byChannel[channel] ?? []
+                for start in stride(from: 0, to: group.count, by: size) {
+                    out.append(.group(Array(group[start..<min(group.count, start + size)]), stored))
+                }
+            }
+        }
+        return out
+    }
+
+    /// Attempts one claimed batch and records the results of its simple groups in one call of
+    /// ``HeraldStore/record(_:now:)``. Items not started by `startBy` give their leases back.
+    /// Whatever was sent is recorded before a failure is thrown.
+    private func runBatch(
+        _ batch: PendingBatch, items work: [BatchItem], graph: RouterGraph, startBy: ContinuousClock.Instant?
+    ) async throws -> (attempted: Int, skipped: Bool) {
+        let context = BatchContext(executor: self, graph: graph)
+        let stop = PassFailure()
+        let outcomes = await holdingLeases(batch.deliveries.map(\.id)) {
+            await ConcurrentMap.map(work, limit: 16) { item -> BatchOutcome in
+                if stop.error != nil { return .skipped(item.ids) }
+                if let startBy, ContinuousClock.now >= startBy { return .skipped(item.ids) }
+                switch item {
+                case .notification(let id, let records):
+                    do {
+                        try await self.execute(notificationId: id, graph: graph)
+                        return .attempted(count: records.count, results: [], records: [], channel: "")
+                    } catch {
+                        stop.set(error)
+                        return .failed(error)
+                    }
+                case .group(let records, let stored):
+                    let channel = records.first?.channel ?? ""
+                    if let slots = self.slots { await slots.acquire(channel) }
+                    let results = await context.collect(records, stored: stored)
+                    self.slots?.release(channel)
+                    return .attempted(count: records.count, results: results, records: records, channel: channel)
+                }
+            }
+        }
+        var attempted = 0
+        var results: [AttemptRecord] = []
+        var recordsById: [String: DeliveryRecord] = [:]
+        var channelOf: [String: String] = [:]
+        var skipped: [String] = []
+        var failure: (any Error)?
+        for outcome in outcomes {
+            switch outcome {
+            case .attempted(let count, let r, let records, let channel):
+                attempted += count
+                results += r
+                for record in records {
+                    recordsById[record.id] = record
+                    channelOf[record.id] = channel
+                }
+            case .skipped(let ids): skipped += ids
+            case .failed(let error): failure = failure ?? error
+            }
+        }
+        if !results.isEmpty {
+            let now = clock.now()
+            do {
+                let removed = try store.record(results, now: now)
+                for d in removed {
+                    let match = results.first {
+                        $0.removeDevice?.deviceId == d.deviceId && $0.removeDevice?.platform == d.platform
+                    }
+                    let channel = match.flatMap { channelOf[$0.deliveryId] } ?? ""
+                    events.emit(.deviceRemoved(d, channel: channel, reason: match?.reason ?? "dead"))
+                }
+            } catch {
+                logger.error("cannot record delivery results", ["error": "\(error)"])
+                // Sent but unrecorded: the rows stay leased, unsent ones too, and are attempted again
+                // (with the same delivery ids) once the leases expire.
+                throw error
+            }
+            if events.hasSubscribers {
+                for a in results {
+                    guard var r = recordsById[a.deliveryId] else { continue }
+                    r.state = a.state
+                    r.attempts = a.attempt
+                    r.status = a.status
+                    r.reason = a.reason
+                    r.nextAttemptAt = a.nextAttemptAt
+                    r.providerMessageId = a.providerMessageId ?? r.providerMessageId
+                    r.updatedAt = now
+                    events.emit(.delivery(r))
+                }
+            }
+        }
+        if let failure { throw failure }
+        // Given up now rather than left to expire, so another process may take them at once.
+        giveBack(skipped)
+        return (attempted, !skipped.isEmpty)
+    }
+}
+
+/// What the groups of one batch share: the graph, and per namespace the devices and the pending
+/// badge count, each read once.
+private final class BatchContext: Sendable {
+    let executor: Executor
+    let graph: RouterGraph
+    private let devices = Locked<[String: [String: Device]]>([:])
+    private let badges = Locked<[String: Int?]>([:])
+
+    init(executor: Executor, graph: RouterGraph) {
+        self.executor = executor
+        self.graph = graph
+    }
+
+    /// The namespace's devices by ``Executor/key(_:_:)``, read once per batch.
+    func devices(_ namespace: String) -> [String: Device] {
+        if let known = devices.withLock({ $0[namespace] }) { return known }
+        var lookup: [String: Device] = [:]
+        for d in (try? executor.store.devices(namespace: namespace)) ?? [] {
+            lookup[Executor.key(d.deviceId, d.platform)] = d
+        }
+        devices.withLock { $0[namespace] = lookup }
+        return lookup
+    }
+
+    /// The namespace's pending-tags count, read once per batch.
+    func badge(_ namespace: String) -> Int? {
+        if let known = badges.withLock({ $0[namespace] }) { return known }
+        let count = try? executor.store.pendingTagCount(namespace: namespace)
+        badges.withLock { $0[namespace] = count }
+        return count
+    }
+
+    /// Delivers `records` (one notification, one channel, at most one chunk) and returns the results
+    /// to record, as ``Executor/attempt(_:notification:graph:deadline:)`` decides them: devices
+    /// resolved now, results matched by delivery id, a missing result a `retry`, a channel no longer
+    /// configured `failed`, a disabled one `suppressed`.
+    func collect(_ records: [DeliveryRecord], stored: StoredNotification) async -> [AttemptRecord] {
+        guard let first = records.first else { return [] }
+        let notification = stored.notification
+        let expiresAt = notification.ttl.map { stored.createdAt.addingTimeInterval(TimeInterval($0)) }
+        guard let spec = graph.spec(first.channel), let channel = graph.channels[first.channel] else {
+            return records.map {
+                AttemptRecord(
+                    deliveryId: $0.id, attempt: $0.attempts, state: .failed,
+                    reason: "channel \(first.channel) is no longer configured")
+            }
+        }
+        guard spec.enabled else {
+            return records.map {
+                AttemptRecord(
+                    deliveryId: $0.id, attempt: $0.attempts, state: .suppressed,
+                    reason: "channel \(first.channel) is disabled")
+            }
+        }
+        let pendingBadge = spec.badgePendingTags ? badge(notification.namespace) : nil
+        let lookup = records.contains { $0.deviceId != nil } ? devices(notification.namespace) : [:]
+        var targets: [DeliveryTarget] = []
+        var byKey: [String: (DeliveryRecord, Device?)] = [:]
+        var attempts: [AttemptRecord] = []
+        for r in records {
+            if let deviceId = r.deviceId, let platform = r.platform {
+                guard let device = lookup[Executor.key(deviceId, platform)] else {
+                    attempts.append(
+                        AttemptRecord(
+                            deliveryId: r.id, attempt: r.attempts, state: .failed,
+                            reason: "device is no longer registered"))
+                    continue
+                }
+                targets.append(DeliveryTarget(device: device, deliveryId: r.id, attempt: r.attempts + 1))
+                byKey[r.id] = (r, device)
+            } else {
+                targets.append(DeliveryTarget(device: nil, deliveryId: r.id, attempt: r.attempts + 1))
+                byKey[r.id] = (r, nil)
+            }
+        }
+        let timeout = min(spec.timeout, Executor.longestBound)
+        let margin = min(timeout, .seconds(5))
+        let bound = Executor.callBound(requestTimeout: timeout, targets: targets.count)
+        var results: [DeliveryResult] = []
+        var timedOut = false
+        if !targets.isEmpty {
+            let request = DeliveryRequest(notification: notification, targets: targets, pendingBadge: pendingBadge)
+            (results, timedOut) = await Executor.deliver(
+                requestTimeout: timeout, bound: bound, grace: margin, { await channel.deliver(request) })
+            if timedOut {
+                results = results.filter { $0.outcome == .delivered || $0.outcome == .dead || $0.status != nil }
+            }
+        }
+        let now = executor.clock.now()
+        var seen: Set<String> = []
+        for result in results {
+            let k = result.deliveryId
+            guard let (record, device) = byKey[k], !seen.contains(k) else { continue }
+            seen.insert(k)
+            attempts.append(
+                executor.attemptRecord(
+                    for: result, record: record, device: device, spec: spec, expiresAt: expiresAt, now: now))
+        }
+        for (k, (record, device)) in byKey where !seen.contains(k) {
+            let reason =
+                timedOut ? "timed out after \(bound.milliseconds)ms" : "channel returned no result for this device"
+            let synthetic = DeliveryResult(
+                deliveryId: record.id, deviceId: record.deviceId, platform: record.platform, outcome: .retry,
+                reason: reason)
+            attempts.append(
+                executor.attemptRecord(
+                    for: synthetic, record: record, device: device, spec: spec, expiresAt: expiresAt, now: now))
+        }
+        return attempts
+    }
+}
