@@ -28,6 +28,11 @@ public final class HeraldAPI: Sendable {
     let now: @Sendable () -> Double
     /// Where event-stream writers run (the server's handler threads); nil: the global executor.
     let executor: HandlerExecutor?
+    /// Group commit of accepted sends (`wait=none`): one store transaction for every send that
+    /// arrives while the previous one commits.
+    let accepts: GroupCommit<HeraldNotification, DeliveryPlan>
+    /// Group commit of device registrations, likewise.
+    let registrations: GroupCommit<Router.PreparedRegistration, UpsertResult>
 
     /// Creates the API over `router` with the `server:` settings `server`; event-stream writers run
     /// on `executor` when given.
@@ -41,6 +46,12 @@ public final class HeraldAPI: Sendable {
         self.metrics = metrics
         self.now = now
         settings = Locked(HeraldAPI.settings(server))
+        accepts = GroupCommit(label: "herald.accept", limit: Router.groupCommitLimit) { [router] batch in
+            router.enqueue(batch: batch)
+        }
+        registrations = GroupCommit(label: "herald.register", limit: Router.groupCommitLimit) { [router] batch in
+            router.storeRegistrations(batch: batch)
+        }
     }
 
     static func settings(_ server: ServerConfig) -> Settings {
@@ -323,7 +334,10 @@ public final class HeraldAPI: Sendable {
         let body = try HeraldAPI.jsonObject(request)
         let device = try router.device(json: body)
         try requireCovers(token, device.namespace)
-        let result = try await router.register(device)
+        // Validated here, concurrently; stored with the registrations arriving meanwhile (group commit).
+        let prepared = try await router.prepareRegistration(device)
+        let upsert = try await registrations.submit(prepared).get()
+        let result = await router.finishRegistration(prepared, upsert)
         var o = result.json(for: device).objectValue ?? [:]
         o["device"] = router.listingJSON(of: device)
         for key in ["namespace", "deviceId", "platform"] { o.removeValue(forKey: key) }
@@ -385,7 +399,9 @@ public final class HeraldAPI: Sendable {
         }
         if waitNone {
             do {
-                let plan = try router.enqueue(notification)
+                // Stored with the sends arriving meanwhile, in one transaction (group commit); the 202
+                // comes after that commit.
+                let plan = try await accepts.submit(notification).get()
                 metrics.countNotification()
                 return HeraldAPI.json(
                     202,

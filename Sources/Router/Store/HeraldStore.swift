@@ -89,6 +89,14 @@ public protocol HeraldStore: Sendable {
     func eventLog(after: Int64, namespaces: [String]?, limit: Int) throws -> [EventLogEntry]
     /// The highest sequence number written so far (0 for an empty log).
     func lastEventSequence() throws -> Int64
+
+    // serve (group commit): defaults at the end of this file.
+    /// Persists each notification as ``insertNotification(_:steps:deliveries:now:)`` does; see the
+    /// default at the end of this file.
+    func insertNotifications(_ items: [NotificationInsert], now: Date) throws -> [Result<Void, any Error>]
+    /// Upserts each device as ``upsertDevice(_:now:)`` does, each on its own; see the default at the end
+    /// of this file.
+    func upsertDevicesIndividually(_ devices: [Device], now: Date) throws -> [Result<UpsertResult, any Error>]
 }
 
 extension HeraldStore {
@@ -144,5 +152,34 @@ public enum StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         case .unreachable(let store, let detail):
             "the store database \(store) is unreachable: \(detail). Nothing was stored; try again when it is back"
         }
+    }
+}
+
+// MARK: serve
+
+extension HeraldStore {
+    /// Persists every item as ``insertNotification(_:steps:deliveries:now:)`` does and returns one
+    /// result per item, in input order: an item that fails (``StoreError/duplicateNotification(_:)``,
+    /// a refused row) fails alone and the others are stored. Throws only when the batch as a whole
+    /// could not be stored; then none of it is.
+    ///
+    /// This default stores each item in its own transaction. ``SQLiteStore`` overrides it with one
+    /// transaction for the whole batch (a savepoint per item): group commit.
+    public func insertNotifications(_ items: [NotificationInsert], now: Date) throws -> [Result<Void, any Error>] {
+        items.map { item in
+            Result {
+                try insertNotification(item.notification, steps: item.steps, deliveries: item.deliveries, now: now)
+            }
+        }
+    }
+
+    /// Upserts every device as ``upsertDevice(_:now:)`` does and returns one result per device, in
+    /// input order: a device that fails fails alone and the others are stored. Throws only when the
+    /// batch as a whole could not be stored; then none of it is.
+    ///
+    /// This default upserts each device in its own transaction. ``SQLiteStore`` overrides it with one
+    /// transaction for the whole batch (a savepoint per device): group commit.
+    public func upsertDevicesIndividually(_ devices: [Device], now: Date) throws -> [Result<UpsertResult, any Error>] {
+        devices.map { device in Result { try upsertDevice(device, now: now) } }
     }
 }

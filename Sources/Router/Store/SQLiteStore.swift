@@ -34,7 +34,7 @@ public final class SQLiteStore: HeraldStore {
     /// connection (`PRAGMA data_version`) has written since. Planning a 10,000-device fan-out then
     /// costs no JSON decoding.
     private let deviceCache = Locked<[String: (dataVersion: Int64, generation: Int, devices: [Device])]>([:])
-    private let deviceGeneration = Atomic<Int>(0)
+    let deviceGeneration = Atomic<Int>(0)
 
     /// Herald's `PRAGMA application_id` ("HRLD"): marks a file as a Herald store.
     static let applicationID: Int32 = 0x4852_4C44
