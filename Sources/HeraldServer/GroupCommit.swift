@@ -32,6 +32,9 @@ final class GroupCommit<Item: Sendable, Output: Sendable>: Sendable {
         queue = DispatchQueue(label: label, qos: .userInitiated)
     }
 
+    /// How many items wait for a commit (not counting those of the commit running now).
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
     /// Stores `item` with the next commit and returns its own result once that commit is done.
     func submit(_ item: Item) async -> Result<Output, any Error> {
         await withCheckedContinuation { answer in
