@@ -535,6 +535,11 @@ public final class HeraldAPI: Sendable {
 
     // MARK: Event stream
 
+    /// Events written to a stream at a time.
+    static let streamPage = 64
+    /// A stream's writer waits while more than this many bytes are unread by its client.
+    static let streamLowWater = 16 << 10
+
     /// The shared ``EventLogTail``, made at the first stream.
     func eventLogTail() throws -> EventLogTail {
         try tailStorage.withLock { t in
@@ -583,24 +588,31 @@ public final class HeraldAPI: Sendable {
                     stream.finish()
                     return
                 }
+                // Backpressure: a client that reads slower than events come keeps them in the shared
+                // tail (once for every stream), not in its own buffer (once per stream).
+                if stream.bufferedCount > HeraldAPI.streamLowWater {
+                    await stream.waitForRoom(atMost: HeraldAPI.streamLowWater)
+                    continue
+                }
                 let generation = signal.generation
-                let page: [EventLogEntry]
+                let page: [EventLogTail.Item]
                 do {
-                    page = try tail.entries(after: since, namespaces: filter, limit: 500, generation: generation)
+                    page = try tail.items(
+                        after: since, namespaces: filter, limit: HeraldAPI.streamPage, generation: generation)
                 } catch {
                     stream.finish()
                     return
                 }
-                if let last = page.last { since = last.sequence }
-                var text = ""
-                for entry in page where patternFilter?.covers(entry.namespace) ?? true {
-                    text += "id: \(entry.sequence)\nevent: \(entry.kind)\ndata: \(entry.data.canonicalString)\n\n"
+                if let last = page.last { since = last.entry.sequence }
+                var bytes: [UInt8] = []
+                for item in page where patternFilter?.covers(item.entry.namespace) ?? true {
+                    bytes.append(contentsOf: item.frame)
                 }
-                if !text.isEmpty {
-                    guard stream.write(Array(text.utf8)) else { return stream.finish() }
+                if !bytes.isEmpty {
+                    guard stream.write(bytes) else { return stream.finish() }
                     lastWrite = .now
                 }
-                if page.count == 500 { continue }
+                if page.count == HeraldAPI.streamPage { continue }
                 if ContinuousClock.now - lastWrite >= keepalive {
                     guard stream.write(Array(": keepalive\n\n".utf8)) else { return stream.finish() }
                     lastWrite = .now
