@@ -379,6 +379,21 @@ public final class HeraldAPI: Sendable {
         case let other?: throw APIError.badParameter("wait", "only wait=none is known, got \(other)")
         }
         let replayed: [(name: String, value: String)] = [("Herald-Replayed", "true")]
+        if waitNone {
+            do {
+                // Stored with the sends arriving meanwhile, in one transaction (group commit); the 202
+                // comes after that commit. A stored id fails alone in the batch, with nothing written,
+                // and is answered below as a replay (or 409), as when it was looked up first.
+                let plan = try await accepts.submit(notification).get()
+                metrics.countNotification()
+                return HeraldAPI.json(
+                    202,
+                    [
+                        "id": .string(notification.id), "namespace": .string(notification.namespace),
+                        "planned": .number(Double(plan.deliveryCountIncludingSuppressed)),
+                    ])
+            } catch StoreError.duplicateNotification {}
+        }
         if let stored = try router.store.notification(id: notification.id) {
             // Idempotent: never routed again. A stored id of another namespace is not revealed.
             guard token.covers(stored.notification.namespace),
@@ -398,21 +413,8 @@ public final class HeraldAPI: Sendable {
             }
         }
         if waitNone {
-            do {
-                // Stored with the sends arriving meanwhile, in one transaction (group commit); the 202
-                // comes after that commit.
-                let plan = try await accepts.submit(notification).get()
-                metrics.countNotification()
-                return HeraldAPI.json(
-                    202,
-                    [
-                        "id": .string(notification.id), "namespace": .string(notification.namespace),
-                        "planned": .number(Double(plan.deliveryCountIncludingSuppressed)),
-                    ])
-            } catch StoreError.duplicateNotification {
-                // Another request stored the same id in between: answer as a replay.
-                return try await send(request, token: token)
-            }
+            // Refused as a duplicate, then gone (purged) before it was read: try again.
+            return try await send(request, token: token)
         }
         let report = try await router.send(notification)
         if report.replayed { return HeraldAPI.json(200, report.json, headers: replayed) }

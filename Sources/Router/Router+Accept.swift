@@ -26,8 +26,11 @@ extension Router {
         var devices: [String: [Device]] = [:]
         var planned: [(index: Int, plan: DeliveryPlan, records: [DeliveryRecord])] = []
         var inserts: [NotificationInsert] = []
+        var batchIds: Set<String> = []
         for (index, notification) in notifications.enumerated() {
             do {
+                // The same id twice in one batch: only the first can be stored.
+                if batchIds.contains(notification.id) { throw StoreError.duplicateNotification(notification.id) }
                 let (routeName, steps) = g.config.routes.route(for: notification.namespace)
                 var cooled: Set<Int> = []
                 if let tag = notification.collapseTag {
@@ -35,6 +38,11 @@ extension Router {
                         s.cooldown.map { (key: "\(routeName)#\(i)", window: $0) }
                     }
                     if !keys.isEmpty {
+                        // Touching a cooldown is a write of its own: never for an id already stored
+                        // (the insert would refuse it after the cooldown had moved).
+                        if try store.notification(id: notification.id) != nil {
+                            throw StoreError.duplicateNotification(notification.id)
+                        }
                         let hits = try store.touchCooldowns(
                             namespace: notification.namespace, tag: tag, keys: keys, now: now)
                         cooled = Set(steps.indices.filter { hits.contains("\(routeName)#\($0)") })
@@ -51,6 +59,7 @@ extension Router {
                     notification, config: g.config, facts: PlanningFacts(devices: known, cooledDownSteps: cooled))
                 let (rules, records) = Router.outboxRows(plan: plan, now: now)
                 planned.append((index, plan, records))
+                batchIds.insert(notification.id)
                 inserts.append(NotificationInsert(notification: notification, steps: rules, deliveries: records))
                 // A placeholder until the store answers.
                 results.append(.success(plan))
