@@ -578,7 +578,7 @@ public final class HeraldAPI: Sendable {
         stream.onClose { [weak self] in _ = self?.streams.withLock { $0.removeValue(forKey: key) } }
         let tail = try eventLogTail()
         let signal = self.signal
-        let keepalive = settings.withLock { $0.server.keepalive }
+        let (keepalive, stall) = settings.withLock { ($0.server.keepalive, $0.server.idleTimeout) }
         Task(executorPreference: executor) { [weak self] in
             // An opening comment makes clients and proxies see the stream at once. A write that is
             // refused (the client is gone, or stopped reading) ends the stream; a client that
@@ -592,8 +592,11 @@ public final class HeraldAPI: Sendable {
                 }
                 // Backpressure: a client that reads slower than events come keeps them in the shared
                 // tail (once for every stream), not in its own buffer (once per stream).
+                // A client that reads nothing for idle-timeout is cut (it resumes with Last-Event-ID).
                 if stream.bufferedCount > HeraldAPI.streamLowWater {
-                    await stream.waitForRoom(atMost: HeraldAPI.streamLowWater)
+                    guard await stream.waitForRoom(atMost: HeraldAPI.streamLowWater, timeout: stall) else {
+                        return stream.finish()
+                    }
                     continue
                 }
                 let generation = signal.generation

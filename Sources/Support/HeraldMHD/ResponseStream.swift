@@ -17,7 +17,8 @@ public final class ResponseStream: Sendable {
         var offset = 0
         var buffered = 0
         /// A writer waiting until at most `lowWater` bytes are unread (``waitForRoom(atMost:)``).
-        var roomWaiter: (lowWater: Int, resume: CheckedContinuation<Void, Never>)?
+        var roomWaiter: (lowWater: Int, id: UInt64, resume: CheckedContinuation<Void, Never>)?
+        var nextWaiterId: UInt64 = 0
         var finished = false
         /// The response was freed: the client is gone or the stream ended; writes are refused.
         var closed = false
@@ -52,22 +53,42 @@ public final class ResponseStream: Sendable {
     /// How many written bytes the client has not read yet.
     public var bufferedCount: Int { state.withLock { $0.buffered } }
 
-    /// Returns once at most `lowWater` written bytes are unread, or the stream is over (closed or
-    /// finished). A writer calls it before writing more, so a slow reader holds at most about
-    /// `lowWater` plus one write in memory here instead of everything written to it. A client that
-    /// stops reading is cut by the server's idle timeout (the connection is not suspended while it
-    /// has bytes to send), which closes the stream and ends this wait. One waiter at a time.
-    public func waitForRoom(atMost lowWater: Int) async {
+    /// Waits until at most `lowWater` written bytes are unread or the stream is over (closed or
+    /// finished), and returns true; returns false when `timeout` passes first (the client stopped
+    /// reading: end the stream). A writer calls it before writing more, so a slow reader holds at
+    /// most about `lowWater` plus one write in memory here instead of everything written to it.
+    /// One waiter at a time.
+    public func waitForRoom(atMost lowWater: Int, timeout: Duration) async -> Bool {
+        let id = state.withLock { s -> UInt64 in
+            s.nextWaiterId += 1
+            return s.nextWaiterId
+        }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            self.endRoomWait(id)
+        }
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let now = state.withLock { s -> Bool in
                 if s.closed || s.finished || s.buffered <= lowWater { return true }
                 let previous = s.roomWaiter
-                s.roomWaiter = (lowWater, c)
+                s.roomWaiter = (lowWater, id, c)
                 previous?.resume.resume()
                 return false
             }
             if now { c.resume() }
         }
+        timer.cancel()
+        return state.withLock { $0.closed || $0.finished || $0.buffered <= lowWater }
+    }
+
+    /// Ends the wait `id` if it is still waiting (its timeout passed).
+    private func endRoomWait(_ id: UInt64) {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard let w = s.roomWaiter, w.id == id else { return nil }
+            s.roomWaiter = nil
+            return w.resume
+        }
+        waiter?.resume()
     }
 
     /// Ends the response once the buffered bytes are sent.
