@@ -30,8 +30,9 @@ import Testing
         // 3,000 `notification` events of about 95 bytes each (285 KB) while nobody reads.
         let count = 3_000
         for i in 0..<count { try router.enqueue(HeraldNotification(id: "bp-\(i)", title: "t")) }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while stream.bufferedCount < HeraldAPI.streamLowWater, ContinuousClock.now < deadline {
+        // Generous deadlines: the whole suite runs in parallel on two cores.
+        let filled = ContinuousClock.now + .seconds(60)
+        while stream.bufferedCount < HeraldAPI.streamLowWater, ContinuousClock.now < filled {
             try await Task.sleep(for: .milliseconds(20))
         }
         // Give the writer time to write more if it would (the streams poll the log at least once a second).
@@ -45,18 +46,31 @@ import Testing
         var text: [UInt8] = []
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: 4_096)
         defer { buffer.deallocate() }
-        var ids: [Int64] = []
-        while ids.count < count, ContinuousClock.now < deadline {
+        let drained = ContinuousClock.now + .seconds(120)
+        var frames = 0
+        let end = Array("\n\n".utf8)
+        while frames < count + 1, ContinuousClock.now < drained {  // + 1: the opening comment
             let n = stream.read(into: buffer, max: 4_096)
             if n > 0 {
+                let from = max(0, text.count - 1)
                 text.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: n))
                 #expect(stream.bufferedCount <= bound)
+                // Frames end with a blank line; count those completed by this read.
+                var i = from
+                while i + 1 < text.count {
+                    if text[i] == end[0] && text[i + 1] == end[1] {
+                        frames += 1
+                        i += 2
+                    } else {
+                        i += 1
+                    }
+                }
             } else {
                 try await Task.sleep(for: .milliseconds(5))
             }
-            ids = String(decoding: text, as: UTF8.self).split(separator: "\n")
-                .filter { $0.hasPrefix("id: ") }.compactMap { Int64($0.dropFirst(4)) }
         }
+        let ids = String(decoding: text, as: UTF8.self).split(separator: "\n")
+            .filter { $0.hasPrefix("id: ") }.compactMap { Int64($0.dropFirst(4)) }
         #expect(ids.count == count)
         #expect(ids == ids.sorted() && Set(ids).count == ids.count)
         let all = String(decoding: text, as: UTF8.self)
