@@ -28,6 +28,11 @@ public final class HeraldAPI: Sendable {
     let now: @Sendable () -> Double
     /// Where event-stream writers run (the server's handler threads); nil: the global executor.
     let executor: HandlerExecutor?
+    /// Group commit of accepted sends (`wait=none`): one store transaction for every send that
+    /// arrives while the previous one commits.
+    let accepts: GroupCommit<HeraldNotification, DeliveryPlan>
+    /// Group commit of device registrations, likewise.
+    let registrations: GroupCommit<Router.PreparedRegistration, UpsertResult>
 
     /// Creates the API over `router` with the `server:` settings `server`; event-stream writers run
     /// on `executor` when given.
@@ -41,6 +46,12 @@ public final class HeraldAPI: Sendable {
         self.metrics = metrics
         self.now = now
         settings = Locked(HeraldAPI.settings(server))
+        accepts = GroupCommit(label: "herald.accept", limit: Router.groupCommitLimit) { [router] batch in
+            router.enqueue(batch: batch)
+        }
+        registrations = GroupCommit(label: "herald.register", limit: Router.groupCommitLimit) { [router] batch in
+            router.storeRegistrations(batch: batch)
+        }
     }
 
     static func settings(_ server: ServerConfig) -> Settings {
@@ -323,7 +334,10 @@ public final class HeraldAPI: Sendable {
         let body = try HeraldAPI.jsonObject(request)
         let device = try router.device(json: body)
         try requireCovers(token, device.namespace)
-        let result = try await router.register(device)
+        // Validated here, concurrently; stored with the registrations arriving meanwhile (group commit).
+        let prepared = try await router.prepareRegistration(device)
+        let upsert = try await registrations.submit(prepared).get()
+        let result = await router.finishRegistration(prepared, upsert)
         var o = result.json(for: device).objectValue ?? [:]
         o["device"] = router.listingJSON(of: device)
         for key in ["namespace", "deviceId", "platform"] { o.removeValue(forKey: key) }
@@ -365,6 +379,21 @@ public final class HeraldAPI: Sendable {
         case let other?: throw APIError.badParameter("wait", "only wait=none is known, got \(other)")
         }
         let replayed: [(name: String, value: String)] = [("Herald-Replayed", "true")]
+        if waitNone {
+            do {
+                // Stored with the sends arriving meanwhile, in one transaction (group commit); the 202
+                // comes after that commit. A stored id fails alone in the batch, with nothing written,
+                // and is answered below as a replay (or 409), as when it was looked up first.
+                let plan = try await accepts.submit(notification).get()
+                metrics.countNotification()
+                return HeraldAPI.json(
+                    202,
+                    [
+                        "id": .string(notification.id), "namespace": .string(notification.namespace),
+                        "planned": .number(Double(plan.deliveryCountIncludingSuppressed)),
+                    ])
+            } catch StoreError.duplicateNotification {}
+        }
         if let stored = try router.store.notification(id: notification.id) {
             // Idempotent: never routed again. A stored id of another namespace is not revealed.
             guard token.covers(stored.notification.namespace),
@@ -384,19 +413,8 @@ public final class HeraldAPI: Sendable {
             }
         }
         if waitNone {
-            do {
-                let plan = try router.enqueue(notification)
-                metrics.countNotification()
-                return HeraldAPI.json(
-                    202,
-                    [
-                        "id": .string(notification.id), "namespace": .string(notification.namespace),
-                        "planned": .number(Double(plan.deliveryCountIncludingSuppressed)),
-                    ])
-            } catch StoreError.duplicateNotification {
-                // Another request stored the same id in between: answer as a replay.
-                return try await send(request, token: token)
-            }
+            // Refused as a duplicate, then gone (purged) before it was read: try again.
+            return try await send(request, token: token)
         }
         let report = try await router.send(notification)
         if report.replayed { return HeraldAPI.json(200, report.json, headers: replayed) }
@@ -519,6 +537,11 @@ public final class HeraldAPI: Sendable {
 
     // MARK: Event stream
 
+    /// Events written to a stream at a time.
+    static let streamPage = 64
+    /// A stream's writer waits while more than this many bytes are unread by its client.
+    static let streamLowWater = 16 << 10
+
     /// The shared ``EventLogTail``, made at the first stream.
     func eventLogTail() throws -> EventLogTail {
         try tailStorage.withLock { t in
@@ -555,7 +578,7 @@ public final class HeraldAPI: Sendable {
         stream.onClose { [weak self] in _ = self?.streams.withLock { $0.removeValue(forKey: key) } }
         let tail = try eventLogTail()
         let signal = self.signal
-        let keepalive = settings.withLock { $0.server.keepalive }
+        let (keepalive, stall) = settings.withLock { ($0.server.keepalive, $0.server.idleTimeout) }
         Task(executorPreference: executor) { [weak self] in
             // An opening comment makes clients and proxies see the stream at once. A write that is
             // refused (the client is gone, or stopped reading) ends the stream; a client that
@@ -567,24 +590,34 @@ public final class HeraldAPI: Sendable {
                     stream.finish()
                     return
                 }
+                // Backpressure: a client that reads slower than events come keeps them in the shared
+                // tail (once for every stream), not in its own buffer (once per stream).
+                // A client that reads nothing for idle-timeout is cut (it resumes with Last-Event-ID).
+                if stream.bufferedCount > HeraldAPI.streamLowWater {
+                    guard await stream.waitForRoom(atMost: HeraldAPI.streamLowWater, timeout: stall) else {
+                        return stream.finish()
+                    }
+                    continue
+                }
                 let generation = signal.generation
-                let page: [EventLogEntry]
+                let page: [EventLogTail.Item]
                 do {
-                    page = try tail.entries(after: since, namespaces: filter, limit: 500, generation: generation)
+                    page = try tail.items(
+                        after: since, namespaces: filter, limit: HeraldAPI.streamPage, generation: generation)
                 } catch {
                     stream.finish()
                     return
                 }
-                if let last = page.last { since = last.sequence }
-                var text = ""
-                for entry in page where patternFilter?.covers(entry.namespace) ?? true {
-                    text += "id: \(entry.sequence)\nevent: \(entry.kind)\ndata: \(entry.data.canonicalString)\n\n"
+                if let last = page.last { since = last.entry.sequence }
+                var bytes: [UInt8] = []
+                for item in page where patternFilter?.covers(item.entry.namespace) ?? true {
+                    bytes.append(contentsOf: item.frame)
                 }
-                if !text.isEmpty {
-                    guard stream.write(Array(text.utf8)) else { return stream.finish() }
+                if !bytes.isEmpty {
+                    guard stream.write(bytes) else { return stream.finish() }
                     lastWrite = .now
                 }
-                if page.count == 500 { continue }
+                if page.count == HeraldAPI.streamPage { continue }
                 if ContinuousClock.now - lastWrite >= keepalive {
                     guard stream.write(Array(": keepalive\n\n".utf8)) else { return stream.finish() }
                     lastWrite = .now

@@ -122,7 +122,7 @@ public final class Router: Sendable {
     }
 
     /// A device as the channels that will serve it accepted it.
-    private struct CheckedRegistration {
+    struct CheckedRegistration {
         let device: Device
         let serving: [any Channel]
         let reach: DeviceReach
@@ -143,7 +143,7 @@ public final class Router: Sendable {
 
     /// The generic rules and the platform's descriptor, then every channel that will serve the device (the enabled channels of
     /// its namespace's route that serve its platform).
-    private func checkRegistration(_ device: Device) async throws -> CheckedRegistration {
+    func checkRegistration(_ device: Device) async throws -> CheckedRegistration {
         var checked = try registry.validate(device)
         let g = currentGraph
         let reach = Planner.reach(of: device, config: g.config)

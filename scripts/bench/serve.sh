@@ -115,6 +115,16 @@ wrk_run floor-devices "$FLOOR_PORT" device 0; floor_rps=$rps
 awk -v h="$herald_rps" -v f="$floor_rps" 'BEGIN { if (f > 0) printf "herald/floor: %.0f%%\n", 100 * h / f }'
 fi
 
+# The sends above are accepted faster than the log sink's worker delivers them: let it finish, or
+# every subscriber below would first receive the backlog's delivery events (tens of thousands each).
+for _ in $(seq 600); do
+  pending=$(curl -sS -H "Authorization: Bearer $token" "http://127.0.0.1:$PORT/metrics" 2>/dev/null \
+    | sed -n 's/^herald_outbox_pending \([0-9]*\).*/\1/p')
+  [ "${pending:-1}" = 0 ] && break
+  sleep 1
+done
+echo "outbox drained before the event stream (pending: ${pending:-?})"
+
 echo "## 3. event stream: $SUBSCRIBERS subscribers x $BURST notifications"
 python3 scripts/bench/sse_fanout.py "http://127.0.0.1:$PORT" "$token" "$SUBSCRIBERS" "$BURST" --pid "$herald_pid"
 echo "herald log:"; grep -v "serving on" "$work/herald.log" | tail -5 || true

@@ -30,7 +30,9 @@ public final class LogChannel: Channel {
     /// The line written for a notification: its contract JSON plus `deliveredAt`.
     public static func line(for notification: HeraldNotification, at date: Date) -> String {
         var o = notification.json.objectValue ?? [:]
-        o["deliveredAt"] = .string(ISO8601DateFormatter().string(from: date))
+        // The same text as ISO8601DateFormatter, without building a formatter per line (10% of herald's CPU
+        // under the serve bench).
+        o["deliveredAt"] = .string(date.formatted(.iso8601))
         return JSONValue.object(o).canonicalString + "\n"
     }
 

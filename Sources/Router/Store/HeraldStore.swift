@@ -121,6 +121,13 @@ public protocol HeraldStore: Sendable {
     /// Claims pending deliveries of many notifications at once for the batched drain (default
     /// implementation at the end of this file).
     func claimPendingBatch(owner: String, until: Date, now: Date, limit: Int) throws -> PendingBatch
+    // serve (group commit): defaults at the end of this file.
+    /// Persists each notification as ``insertNotification(_:steps:deliveries:now:)`` does; see the
+    /// default at the end of this file.
+    func insertNotifications(_ items: [NotificationInsert], now: Date) throws -> [Result<Void, any Error>]
+    /// Upserts each device as ``upsertDevice(_:now:)`` does, each on its own; see the default at the end
+    /// of this file.
+    func upsertDevicesIndividually(_ devices: [Device], now: Date) throws -> [Result<UpsertResult, any Error>]
 }
 
 extension HeraldStore {
@@ -193,17 +200,7 @@ extension HeraldStore {
         if groups.contains(where: { $0.platforms != nil }) {
             keys = try devices(namespace: notification.namespace).map { ($0.deviceId, $0.platform) }
         }
-        var counts: [String: Int] = [:]
-        for k in keys { counts[k.platform, default: 0] += 1 }
-        let count = OutboxGroup.rowCount(groups, platformCounts: counts)
-        var ids = UUIDGenerator.makeTimeOrdered(count, at: now.millisecondsSince1970, random: SystemRandom())
-            .makeIterator()
-        var rows: [DeliveryRecord] = []
-        for g in groups {
-            rows += g.rows(notificationId: notification.id, devices: keys, now: now) {
-                ids.next() ?? UUIDGenerator.make(random: SystemRandom())
-            }
-        }
+        let rows = OutboxGroup.expand(groups, notificationId: notification.id, devices: keys, now: now)
         try insertNotification(notification, steps: steps, deliveries: rows, now: now)
         for r in rows where r.state == .suppressed { suppressed(r) }
         return rows.count
@@ -295,5 +292,34 @@ extension HeraldStore {
             }
         }
         return PendingBatch(deliveries: claimed, notifications: notifications)
+    }
+}
+
+// MARK: serve
+
+extension HeraldStore {
+    /// Persists every item as ``insertNotification(_:steps:deliveries:now:)`` does and returns one
+    /// result per item, in input order: an item that fails (``StoreError/duplicateNotification(_:)``,
+    /// a refused row) fails alone and the others are stored. Throws only when the batch as a whole
+    /// could not be stored; then none of it is.
+    ///
+    /// This default stores each item in its own transaction. ``SQLiteStore`` overrides it with one
+    /// transaction for the whole batch (a savepoint per item): group commit.
+    public func insertNotifications(_ items: [NotificationInsert], now: Date) throws -> [Result<Void, any Error>] {
+        items.map { item in
+            Result {
+                try insertNotification(item.notification, steps: item.steps, deliveries: item.deliveries, now: now)
+            }
+        }
+    }
+
+    /// Upserts every device as ``upsertDevice(_:now:)`` does and returns one result per device, in
+    /// input order: a device that fails fails alone and the others are stored. Throws only when the
+    /// batch as a whole could not be stored; then none of it is.
+    ///
+    /// This default upserts each device in its own transaction. ``SQLiteStore`` overrides it with one
+    /// transaction for the whole batch (a savepoint per device): group commit.
+    public func upsertDevicesIndividually(_ devices: [Device], now: Date) throws -> [Result<UpsertResult, any Error>] {
+        devices.map { device in Result { try upsertDevice(device, now: now) } }
     }
 }

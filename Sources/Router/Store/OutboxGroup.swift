@@ -41,6 +41,25 @@ public struct OutboxGroup: Sendable, Equatable {
         }
     }
 
+    /// Every row of `groups` for `devices` (keys in device order), in group order, with time-ordered
+    /// ids from the system source (unique even when tests inject a fixed random source).
+    public static func expand(
+        _ groups: [OutboxGroup], notificationId: String, devices: [(deviceId: String, platform: String)], now: Date
+    ) -> [DeliveryRecord] {
+        var counts: [String: Int] = [:]
+        for d in devices { counts[d.platform, default: 0] += 1 }
+        var ids = UUIDGenerator.makeTimeOrdered(
+            rowCount(groups, platformCounts: counts), at: now.millisecondsSince1970, random: SystemRandom()
+        ).makeIterator()
+        var rows: [DeliveryRecord] = []
+        for g in groups {
+            rows += g.rows(notificationId: notificationId, devices: devices, now: now) {
+                ids.next() ?? UUIDGenerator.make(random: SystemRandom())
+            }
+        }
+        return rows
+    }
+
     /// The rows of this group for `devices` (keys in device order; those of other platforms are
     /// skipped), each with an id from `id` (time-ordered UUIDs).
     public func rows(

@@ -34,7 +34,7 @@ public final class SQLiteStore: HeraldStore {
     /// connection (`PRAGMA data_version`) has written since. Planning a 10,000-device fan-out then
     /// costs no JSON decoding.
     private let deviceCache = Locked<[String: (dataVersion: Int64, generation: Int, devices: [Device])]>([:])
-    private let deviceGeneration = Atomic<Int>(0)
+    let deviceGeneration = Atomic<Int>(0)
 
     /// Herald's `PRAGMA application_id` ("HRLD"): marks a file as a Herald store.
     static let applicationID: Int32 = 0x4852_4C44
@@ -392,55 +392,9 @@ public final class SQLiteStore: HeraldStore {
     ) throws {
         try checkWritable("store a notification")
         try db.transaction { c in
-            let n = notification
-            let body = n.json.canonicalString
-            let stepsJSON = JSONValue.array(steps.map(\.json)).canonicalString
-            let at = SQLiteStore.ms(now)
-            do {
-                try c.run(
-                    """
-                    INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
-                    VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
-                    """)
-            } catch let error as SQLiteError where error.isConstraintViolation {
-                throw StoreError.duplicateNotification(notification.id)
-            }
-            // Multi-row INSERTs (256 rows a statement) cut the per-statement cost of large fan-outs; the
-            // larger batch (64 before) also pays for building each row by interpolation (BENCHMARKS.md).
-            let batch = 256
-            var start = 0
-            while start < deliveries.count {
-                let slice = deliveries[start..<min(deliveries.count, start + batch)]
-                start += batch
-                var insert: SQL = """
-                    INSERT INTO deliveries(
-                      id, notification_id, step, position, channel, device_id, platform, state, attempts, reason,
-                      updated_at)
-                    VALUES
-                    """
-                insert.reserveBindings(slice.count * 10)
-                for (offset, d) in zip(0..., slice) {
-                    if offset > 0 { insert.appendLiteral(",") }
-                    // A new row has made no attempt yet: attempts is 0.
-                    insert.append(
-                        """
-                        (\(d.id), \(d.notificationId), \(d.step), \(d.position), \(d.channel), \(d.deviceId), \(d.platform), \
-                        \(d.state.rawValue), 0, \(d.reason), \(at))
-                        """)
-                }
-                try c.run(insert)
-            }
-            try SQLiteStore.appendEvent(
-                c, namespace: n.namespace, kind: "notification", notificationId: n.id,
-                data: EventLogData.notification(id: n.id, namespace: n.namespace, planned: deliveries.count), at: at)
-            // Deliveries suppressed at plan time are outcomes too.
-            for d in deliveries where d.state == .suppressed {
-                try SQLiteStore.appendEvent(
-                    c, namespace: n.namespace, kind: "delivery", notificationId: n.id,
-                    data: EventLogData.delivery(
-                        notificationId: n.id, channel: d.channel, deviceId: d.deviceId, outcome: "suppressed",
-                        attempt: 0, reason: d.reason), at: at)
-            }
+            try SQLiteStore.insertRows(
+                NotificationInsert(notification: notification, steps: steps, deliveries: deliveries),
+                at: SQLiteStore.ms(now), c)
         }
     }
 

@@ -1,0 +1,160 @@
+import ChannelAPI
+import Foundation
+
+// Group commit (issue 17): `herald serve` gathers the accepted sends (`wait=none`) and the device
+// registrations that arrive while the store is committing, and stores each gathering in one
+// transaction. The server does the gathering; these are the batch operations it calls.
+extension Router {
+    /// The most items (notifications or devices) one group commit stores; requests beyond it wait
+    /// for the next commit.
+    public static let groupCommitLimit = 256
+
+    /// Plans and persists each notification exactly as ``enqueue(_:)`` does (route, cooldowns, plan,
+    /// outbox rows, the event log's `notification` entry, badge tag, `suppressed` delivery events),
+    /// with one store transaction for all of them (``HeraldStore/insertNotifications(_:now:)``).
+    /// Returns one result per notification, in input order; one that fails (a duplicate id:
+    /// ``StoreError/duplicateNotification(_:)``) fails alone. When the transaction as a whole fails,
+    /// every notification of the batch fails with that error and none is stored.
+    ///
+    /// Devices are read once per namespace for the batch. Nothing is attempted: the worker
+    /// (``run()``) or `herald drain` delivers.
+    public func enqueue(batch notifications: [HeraldNotification]) -> [Result<DeliveryPlan, any Error>] {
+        let g = currentGraph
+        let now = options.clock.now()
+        var results: [Result<DeliveryPlan, any Error>] = []
+        results.reserveCapacity(notifications.count)
+        var devices: [String: [Device]] = [:]
+        var planned: [(index: Int, plan: DeliveryPlan, records: [DeliveryRecord])] = []
+        var inserts: [NotificationInsert] = []
+        var batchIds: Set<String> = []
+        for (index, notification) in notifications.enumerated() {
+            do {
+                // The same id twice in one batch: only the first can be stored.
+                if batchIds.contains(notification.id) { throw StoreError.duplicateNotification(notification.id) }
+                let (routeName, steps) = g.config.routes.route(for: notification.namespace)
+                var cooled: Set<Int> = []
+                if let tag = notification.collapseTag {
+                    let keys = steps.enumerated().compactMap { i, s in
+                        s.cooldown.map { (key: "\(routeName)#\(i)", window: $0) }
+                    }
+                    if !keys.isEmpty {
+                        // Touching a cooldown is a write of its own: never for an id already stored
+                        // (the insert would refuse it after the cooldown had moved).
+                        if try store.notification(id: notification.id) != nil {
+                            throw StoreError.duplicateNotification(notification.id)
+                        }
+                        let hits = try store.touchCooldowns(
+                            namespace: notification.namespace, tag: tag, keys: keys, now: now)
+                        cooled = Set(steps.indices.filter { hits.contains("\(routeName)#\($0)") })
+                    }
+                }
+                let known: [Device]
+                if let d = devices[notification.namespace] {
+                    known = d
+                } else {
+                    known = try store.devices(namespace: notification.namespace)
+                    devices[notification.namespace] = known
+                }
+                let plan = Planner.plan(
+                    notification, config: g.config, facts: PlanningFacts(devices: known, cooledDownSteps: cooled))
+                let (rules, records) = Router.outboxRows(
+                    notification, config: g.config, devices: known, cooledDownSteps: cooled, now: now)
+                planned.append((index, plan, records))
+                batchIds.insert(notification.id)
+                inserts.append(NotificationInsert(notification: notification, steps: rules, deliveries: records))
+                // A placeholder until the store answers.
+                results.append(.success(plan))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        guard !inserts.isEmpty else { return results }
+        let stored: [Result<Void, any Error>]
+        do {
+            stored = try store.insertNotifications(inserts, now: now)
+        } catch {
+            for p in planned { results[p.index] = .failure(error) }
+            return results
+        }
+        for (p, outcome) in zip(planned, stored) {
+            do {
+                try outcome.get()
+                let notification = notifications[p.index]
+                if let tag = notification.collapseTag {
+                    try store.addBadgeTag(namespace: notification.namespace, tag: tag, now: now)
+                }
+                for r in p.records where r.state == .suppressed { hub.emit(.delivery(r)) }
+            } catch {
+                results[p.index] = .failure(error)
+            }
+        }
+        // A store that answered fewer results than items: the rest are not known to be stored.
+        for p in planned.dropFirst(stored.count) {
+            results[p.index] = .failure(
+                StoreError.writeFailed(operation: "store a notification", detail: "the store gave no result for it"))
+        }
+        return results
+    }
+
+    /// The outbox rows of a notification against `devices` (in the store's device order): the rows
+    /// the store writes when it expands ``Planner/outline(_:config:platformCounts:cooledDownSteps:)``
+    /// for ``persist(_:graph:cooled:)``, built in memory because a batch of accepted sends already
+    /// holds its namespaces' devices.
+    static func outboxRows(
+        _ notification: HeraldNotification, config: HeraldConfig, devices: [Device], cooledDownSteps: Set<Int>,
+        now: Date
+    ) -> ([StepRule], [DeliveryRecord]) {
+        var counts: [String: Int] = [:]
+        for d in devices { counts[d.platform, default: 0] += 1 }
+        let outline = Planner.outline(
+            notification, config: config, platformCounts: counts, cooledDownSteps: cooledDownSteps)
+        let keys = devices.map { (deviceId: $0.deviceId, platform: $0.platform) }
+        let rows = OutboxGroup.expand(outline.groups, notificationId: notification.id, devices: keys, now: now)
+        return (outline.steps, rows)
+    }
+
+    // MARK: Registrations
+
+    /// A device validated for registration (``prepareRegistration(_:)``), waiting to be stored.
+    public struct PreparedRegistration: Sendable {
+        let checked: CheckedRegistration
+        /// The device as it will be stored (normalized by the channels that serve it).
+        public var device: Device { checked.device }
+    }
+
+    /// Validates `device` as ``register(_:)-(Device)`` does (the generic rules, then every channel
+    /// that will serve it); throws ``ValidationError`` naming the field. Nothing is stored.
+    public func prepareRegistration(_ device: Device) async throws -> PreparedRegistration {
+        PreparedRegistration(checked: try await checkRegistration(device))
+    }
+
+    /// Upserts prepared devices with one store transaction for all of them
+    /// (``HeraldStore/upsertDevicesIndividually(_:now:)``). One result per device, in input order; a
+    /// device that fails fails alone. When the transaction as a whole fails, every device of the
+    /// batch fails with that error and none is stored. Finish each stored one with
+    /// ``finishRegistration(_:_:)``.
+    public func storeRegistrations(batch: [PreparedRegistration]) -> [Result<UpsertResult, any Error>] {
+        guard !batch.isEmpty else { return [] }
+        do {
+            let stored = try store.upsertDevicesIndividually(batch.map(\.checked.device), now: options.clock.now())
+            return batch.indices.map { i in
+                i < stored.count
+                    ? stored[i]
+                    : .failure(
+                        StoreError.writeFailed(
+                            operation: "register a device", detail: "the store gave no result for it"))
+            }
+        } catch {
+            return batch.map { _ in .failure(error) }
+        }
+    }
+
+    /// Tells the serving channels about a stored registration (as ``register(_:)-(Device)`` does after
+    /// its upsert) and returns its result.
+    public func finishRegistration(_ prepared: PreparedRegistration, _ upsert: UpsertResult) async
+        -> RegistrationResult
+    {
+        for channel in prepared.checked.serving { await channel.didRegister(prepared.checked.device) }
+        return prepared.checked.result(upsert)
+    }
+}
