@@ -243,6 +243,13 @@ public final class SQLiteStore: HeraldStore {
                 CREATE INDEX event_log_namespace ON event_log(namespace, sequence);
                 CREATE INDEX event_log_notification ON event_log(notification_id);
                 """),
+        // The pending rows in id order: the batched drain's claim (and the search for notifications
+        // with pending rows) reads only them instead of every delivery ever stored.
+        SQLiteMigration(
+            version: 3,
+            sql: """
+                CREATE INDEX deliveries_pending ON deliveries(id) WHERE state = 'pending';
+                """),
     ]
 
     // MARK: Encoding helpers
