@@ -30,7 +30,7 @@ public final class HeraldAPI: Sendable {
     let executor: HandlerExecutor?
     /// Group commit of accepted sends (`wait=none`): one store transaction for every send that
     /// arrives while the previous one commits.
-    let accepts: GroupCommit<HeraldNotification, DeliveryPlan>
+    let accepts: GroupCommit<HeraldNotification, Int>
     /// Group commit of device registrations, likewise.
     let registrations: GroupCommit<Router.PreparedRegistration, UpsertResult>
 
@@ -384,13 +384,13 @@ public final class HeraldAPI: Sendable {
                 // Stored with the sends arriving meanwhile, in one transaction (group commit); the 202
                 // comes after that commit. A stored id fails alone in the batch, with nothing written,
                 // and is answered below as a replay (or 409), as when it was looked up first.
-                let plan = try await accepts.submit(notification).get()
+                let planned = try await accepts.submit(notification).get()
                 metrics.countNotification()
                 return HeraldAPI.json(
                     202,
                     [
                         "id": .string(notification.id), "namespace": .string(notification.namespace),
-                        "planned": .number(Double(plan.deliveryCountIncludingSuppressed)),
+                        "planned": .number(Double(planned)),
                     ])
             } catch StoreError.duplicateNotification {}
         }

@@ -12,19 +12,22 @@ extension Router {
     /// Plans and persists each notification exactly as ``enqueue(_:)`` does (route, cooldowns, plan,
     /// outbox rows, the event log's `notification` entry, badge tag, `suppressed` delivery events),
     /// with one store transaction for all of them (``HeraldStore/insertNotifications(_:now:)``).
-    /// Returns one result per notification, in input order; one that fails (a duplicate id:
+    /// Returns one result per notification, in input order: the number of outbox rows stored for it
+    /// (planned deliveries, suppressed ones included); one that fails (a duplicate id:
     /// ``StoreError/duplicateNotification(_:)``) fails alone. When the transaction as a whole fails,
     /// every notification of the batch fails with that error and none is stored.
     ///
-    /// Devices are read once per namespace for the batch. Nothing is attempted: the worker
+    /// The namespace's device counts are read once per namespace for the batch, its devices only when
+    /// a step targets them. Nothing is attempted: the worker
     /// (``run()``) or `herald drain` delivers.
-    public func enqueue(batch notifications: [HeraldNotification]) -> [Result<DeliveryPlan, any Error>] {
+    public func enqueue(batch notifications: [HeraldNotification]) -> [Result<Int, any Error>] {
         let g = currentGraph
         let now = options.clock.now()
-        var results: [Result<DeliveryPlan, any Error>] = []
+        var results: [Result<Int, any Error>] = []
         results.reserveCapacity(notifications.count)
-        var devices: [String: [Device]] = [:]
-        var planned: [(index: Int, plan: DeliveryPlan, records: [DeliveryRecord])] = []
+        var platformCounts: [String: [String: Int]] = [:]
+        var deviceKeys: [String: [(deviceId: String, platform: String)]] = [:]
+        var planned: [(index: Int, records: [DeliveryRecord])] = []
         var inserts: [NotificationInsert] = []
         var batchIds: Set<String> = []
         for (index, notification) in notifications.enumerated() {
@@ -48,22 +51,36 @@ extension Router {
                         cooled = Set(steps.indices.filter { hits.contains("\(routeName)#\($0)") })
                     }
                 }
-                let known: [Device]
-                if let d = devices[notification.namespace] {
-                    known = d
+                // The outline needs only the namespace's device count per platform; the device keys
+                // are read (once per namespace for the batch) only when a step targets devices, so a
+                // sink-only route never reads the registry.
+                let ns = notification.namespace
+                let counts: [String: Int]
+                if let known = platformCounts[ns] {
+                    counts = known
                 } else {
-                    known = try store.devices(namespace: notification.namespace)
-                    devices[notification.namespace] = known
+                    counts = try store.devicePlatformCounts(namespace: ns)
+                    platformCounts[ns] = counts
                 }
-                let plan = Planner.plan(
-                    notification, config: g.config, facts: PlanningFacts(devices: known, cooledDownSteps: cooled))
-                let (rules, records) = Router.outboxRows(
-                    notification, config: g.config, devices: known, cooledDownSteps: cooled, now: now)
-                planned.append((index, plan, records))
+                let outline = Planner.outline(
+                    notification, config: g.config, platformCounts: counts, cooledDownSteps: cooled)
+                var keys: [(deviceId: String, platform: String)] = []
+                if outline.groups.contains(where: { $0.platforms != nil }) {
+                    if let known = deviceKeys[ns] {
+                        keys = known
+                    } else {
+                        keys = try store.devices(namespace: ns).map { ($0.deviceId, $0.platform) }
+                        deviceKeys[ns] = keys
+                    }
+                }
+                let records = OutboxGroup.expand(
+                    outline.groups, notificationId: notification.id, devices: keys, now: now)
+                planned.append((index, records))
                 batchIds.insert(notification.id)
-                inserts.append(NotificationInsert(notification: notification, steps: rules, deliveries: records))
+                inserts.append(
+                    NotificationInsert(notification: notification, steps: outline.steps, deliveries: records))
                 // A placeholder until the store answers.
-                results.append(.success(plan))
+                results.append(.success(records.count))
             } catch {
                 results.append(.failure(error))
             }
@@ -94,23 +111,6 @@ extension Router {
                 StoreError.writeFailed(operation: "store a notification", detail: "the store gave no result for it"))
         }
         return results
-    }
-
-    /// The outbox rows of a notification against `devices` (in the store's device order): the rows
-    /// the store writes when it expands ``Planner/outline(_:config:platformCounts:cooledDownSteps:)``
-    /// for ``persist(_:graph:cooled:)``, built in memory because a batch of accepted sends already
-    /// holds its namespaces' devices.
-    static func outboxRows(
-        _ notification: HeraldNotification, config: HeraldConfig, devices: [Device], cooledDownSteps: Set<Int>,
-        now: Date
-    ) -> ([StepRule], [DeliveryRecord]) {
-        var counts: [String: Int] = [:]
-        for d in devices { counts[d.platform, default: 0] += 1 }
-        let outline = Planner.outline(
-            notification, config: config, platformCounts: counts, cooledDownSteps: cooledDownSteps)
-        let keys = devices.map { (deviceId: $0.deviceId, platform: $0.platform) }
-        let rows = OutboxGroup.expand(outline.groups, notificationId: notification.id, devices: keys, now: now)
-        return (outline.steps, rows)
     }
 
     // MARK: Registrations
