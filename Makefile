@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build demo test test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout format lint clean
+.PHONY: deps build demo test test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-smoke format lint clean
 
 SWIFT ?= swift
 
@@ -55,6 +55,11 @@ bench-pg: deps
 bench-fanout: deps
 	$(SWIFT) build -c release
 	@bash scripts/bench/fanout.sh
+
+# CI's short run of every benchmark script at tiny scale on the debug build (tooling, not speed).
+bench-smoke: deps
+	$(SWIFT) build
+	@bash scripts/bench/smoke.sh
 
 format:
 	$(SWIFT) format format -i -r Sources Tests Examples Package.swift
