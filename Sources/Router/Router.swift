@@ -23,6 +23,9 @@ public final class Router: Sendable {
     let logSink: any LogSink
     let logger: ChannelLogger
     let owner: String
+    /// The lease owner of this router's outbox worker: this process, but not ``owner`` (see
+    /// ``executor(owner:)``).
+    let workerOwner: String
     /// This process's PID space (see ``LeaseOwner``); nil when unknown.
     let host: String?
     let ownsStore: Bool
@@ -59,7 +62,9 @@ public final class Router: Sendable {
         logSink = options.logSink ?? StandardErrorLogSink(minimumLevel: config.logLevel)
         logger = ChannelLogger(source: "router", sink: logSink, clock: options.clock)
         host = LeaseOwner.currentHost()
-        owner = LeaseOwner(pid: getpid(), nonce: String(UUID().uuidString.prefix(8)), host: host).id
+        let nonce = String(UUID().uuidString.prefix(8))
+        owner = LeaseOwner(pid: getpid(), nonce: nonce, host: host).id
+        workerOwner = LeaseOwner(pid: getpid(), nonce: nonce + "w", host: host).id
         let built = try RouterGraph.build(
             config: config, registry: registry, http: http, clock: options.clock, random: options.random,
             logSink: logSink, store: store)
@@ -68,7 +73,14 @@ public final class Router: Sendable {
 
     var currentGraph: RouterGraph { graph.withLock { $0 } }
 
-    var executor: Executor {
+    /// The executor of `send` (first attempts), leasing as ``owner``.
+    var executor: Executor { executor(owner: owner) }
+
+    /// An executor leasing as `owner`. The outbox worker (``drain(untilEmpty:timeout:)``, ``run()``)
+    /// leases as ``workerOwner``: its batch claim may take rows of a fan-out that a `send` of this
+    /// process has not claimed yet, and the send must then skip them as another live owner's rows
+    /// (with one owner for both, the send claimed them again and both sent them).
+    func executor(owner: String) -> Executor {
         var executor = Executor(
             store: store, clock: options.clock, random: options.random, events: hub, logger: logger, owner: owner)
         executor.leaseDuration = currentGraph.config.storeLease ?? options.leaseDuration
@@ -290,7 +302,7 @@ public final class Router: Sendable {
             let g = currentGraph
             // Crash leftovers (and enqueued notifications) and due retries run side by side, and
             // several notifications at once, so a hanging receiver does not hold up the others.
-            var pass = self.executor
+            var pass = self.executor(owner: workerOwner)
             pass.slots = ChannelSlots(limit: pass.groupsPerChannel)
             let executor = pass
             let store = self.store

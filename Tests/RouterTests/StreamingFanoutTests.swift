@@ -45,6 +45,26 @@ import Testing
             try store.db.queryOne("SELECT COUNT(*) AS n FROM deliveries WHERE lease_owner IS NOT NULL")?.int("n") ?? -1)
     }
 
+    /// `herald serve` runs `send` and the outbox worker in one process. While a large send still has
+    /// pages to claim, the worker's batch claim may take those rows; the send must then not claim
+    /// them again (it did when both shared one lease owner: every such row was sent twice).
+    @Test func aWorkerInTheSameProcessAndASendNeverBothSendARow() async throws {
+        let path = Harness.tempPath()
+        let store = try SQLiteStore(path: path)
+        let (router, fcm) = try await Self.router(store: store, path: path, devices: 2_345)
+        fcm.delay(.milliseconds(50))
+        let send = Task { try await router.sendSummarized(HeraldNotification(id: "big", title: "t")) }
+        while fcm.requests.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
+        let drained = try await router.drain()
+        _ = try await send.value
+        let ids = fcm.targets.map(\.deliveryId)
+        #expect(drained.attempted > 0, "the worker took part of the fan-out")
+        #expect(ids.count == 2_345, "sent \(ids.count) times for 2,345 rows")
+        #expect(Set(ids).count == 2_345)
+        let stored = try store.deliveries(notificationId: "big")
+        #expect(stored.allSatisfy { $0.state == .delivered && $0.attempts == 1 })
+    }
+
     @Test func aFanOutLargerThanAPageIsClaimedInPagesAndRecordedOnceEach() async throws {
         let path = Harness.tempPath()
         let store = try SQLiteStore(path: path)
