@@ -1,5 +1,4 @@
 import ChannelAPI
-import HeraldHTTP
 import Testing
 
 /// Device-supplied URLs: which requests are restricted at connect time, and what registration refuses.

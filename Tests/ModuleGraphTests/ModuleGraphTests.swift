@@ -29,6 +29,28 @@ import Testing
         #expect(g.targets["HeraldHTTP"]?.dependencies.contains("CCurl") == true)
     }
 
+    /// Every package module a target imports is among its dependencies, directly or through them. An
+    /// import outside that closure builds only when another target happened to build the module
+    /// first: a clean CI build failed on a test importing HeraldHTTP without depending on it.
+    @Test func everyImportedPackageModuleIsADependency() throws {
+        let g = try ModuleGraph.load(root: Self.root)
+        func closure(_ name: String) -> Set<String> {
+            var seen: Set<String> = []
+            var queue = g.targets[name]?.dependencies ?? []
+            while let next = queue.popLast() {
+                guard seen.insert(next).inserted else { continue }
+                queue += g.targets[next]?.dependencies ?? []
+            }
+            return seen
+        }
+        for (name, imported) in g.imports.sorted(by: { $0.key < $1.key }) {
+            let reachable = closure(name).union([name])
+            for module in imported.sorted() where g.targets[module] != nil && !reachable.contains(module) {
+                Issue.record("\(name) imports \(module) but does not depend on it (directly or through a dependency)")
+            }
+        }
+    }
+
     @Test func noChannelModuleImportsRouter() throws {
         let g = try ModuleGraph.load(root: Self.root)
         for t in Self.channelModules(g) {
