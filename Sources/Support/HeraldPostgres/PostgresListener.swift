@@ -26,6 +26,10 @@ public final class PostgresListener: Sendable {
     /// Waits until a notification on ``channel`` arrives (returns its payloads) or `timeout`
     /// passes (returns `[]`). Throws when the server cannot be reached; call again to retry.
     public func wait(timeout: Duration) throws(PostgresError) -> [String] {
+        // A wait in progress keeps the connection open: close() from another thread only marks the
+        // listener closed, and the last wait closes the connection when it returns.
+        guard enter() else { return [] }
+        defer { leave() }
         let connection = try connected()
         do {
             var payloads = try connection.drainNotifications().filter { $0.channel == channel }.map(\.payload)
@@ -46,8 +50,39 @@ public final class PostgresListener: Sendable {
         }
     }
 
-    /// Closes the listening connection.
-    public func close() { drop() }
+    /// Closes the listening connection (at once, or when the wait in progress returns); later waits
+    /// return `[]` at once.
+    public func close() {
+        let c = state.withLock { s -> PostgresConnection? in
+            s.closed = true
+            guard s.waiters == 0 else { return nil }
+            let c = s.connection
+            s.connection = nil
+            return c
+        }
+        c?.close()
+    }
+
+    /// Counts a wait in; false once the listener is closed.
+    private func enter() -> Bool {
+        state.withLock { s in
+            guard !s.closed else { return false }
+            s.waiters += 1
+            return true
+        }
+    }
+
+    /// Counts a wait out; the last one out after close() closes the connection.
+    private func leave() {
+        let c = state.withLock { s -> PostgresConnection? in
+            s.waiters -= 1
+            guard s.closed, s.waiters == 0 else { return nil }
+            let c = s.connection
+            s.connection = nil
+            return c
+        }
+        c?.close()
+    }
 
     private func connected() throws(PostgresError) -> PostgresConnection {
         if let c = state.withLock({ $0.connection }), c.isHealthy { return c }
@@ -58,6 +93,7 @@ public final class PostgresListener: Sendable {
         return c
     }
 
+    /// Closes the connection; only a wait calls it (close() defers to the waits in progress).
     private func drop() {
         let c = state.withLock { s in
             let c = s.connection
@@ -71,4 +107,8 @@ public final class PostgresListener: Sendable {
 /// The listener's connection, if open.
 private struct ConnectionSlot: @unchecked Sendable {
     var connection: PostgresConnection?
+    /// Waits in progress (each uses `connection` outside the lock).
+    var waiters = 0
+    /// close() was called: no new wait starts.
+    var closed = false
 }
