@@ -13,9 +13,10 @@ import Testing
         let started = Locked(false)
         let server = try MicroHTTPServer(host: "127.0.0.1", port: 0) { _ in
             started.withLock { $0 = true }
-            // Not cancellable: returns after 8 s whatever happens.
+            // Not cancellable: returns after 60 s whatever happens (long enough that the stop, which
+            // answers within about 5 s, comes first even under ThreadSanitizer on a loaded machine).
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                DispatchQueue.global().asyncAfter(deadline: .now() + 8) { c.resume() }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 60) { c.resume() }
             }
             return ServerResponse(status: 200, body: .bytes(Array("late".utf8)))
         }

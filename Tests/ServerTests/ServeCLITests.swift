@@ -201,7 +201,11 @@ import Testing
         let started = clock.now
         async let inFlight = RawHTTP.request(
             port: port, "POST", "/v1/notifications", token: token, json: #"{"id":"inflight","title":"x"}"#)
-        try await Task.sleep(for: .milliseconds(400))
+        // SIGTERM only once the request is in flight (the receiver has it); a fixed sleep was too
+        // short under ThreadSanitizer on a loaded machine, and the stop came before the request.
+        for _ in 0..<6_000 where try await receiver.requests().isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         p.send(SIGTERM)
         let answer = try await inFlight
         #expect(answer.status == 200, "\(answer.text)")
