@@ -55,41 +55,13 @@ extension SQLiteStore {
     /// `notification` event-log entry and one `delivery` entry per delivery suppressed at plan time).
     static func insertRows(_ item: NotificationInsert, at: Int64, _ c: SQLiteConnection) throws {
         let n = item.notification
-        let body = n.json.canonicalString
-        let stepsJSON = JSONValue.array(item.steps.map(\.json)).canonicalString
-        do {
-            try c.run(
-                """
-                INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
-                VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
-                """)
-        } catch {
-            // `c.run` throws only SQLiteError.
-            if error.isConstraintViolation { throw StoreError.duplicateNotification(n.id) }
-            throw error
-        }
+        try SQLiteStore.insertNotificationRow(n, steps: item.steps, at: at, c)
         let deliveries = item.deliveries
-        let batch = 256
+        // Multi-row INSERTs, 256 rows a statement.
         var start = 0
         while start < deliveries.count {
-            let slice = deliveries[start..<min(deliveries.count, start + batch)]
-            start += batch
-            var insert: SQL = """
-                INSERT INTO deliveries(
-                  id, notification_id, step, position, channel, device_id, platform, state, attempts, reason,
-                  updated_at)
-                VALUES
-                """
-            insert.reserveBindings(slice.count * 10)
-            for (offset, d) in zip(0..., slice) {
-                if offset > 0 { insert.appendLiteral(",") }
-                insert.append(
-                    """
-                    (\(d.id), \(d.notificationId), \(d.step), \(d.position), \(d.channel), \(d.deviceId), \(d.platform), \
-                    \(d.state.rawValue), 0, \(d.reason), \(at))
-                    """)
-            }
-            try c.run(insert)
+            try SQLiteStore.insertDeliveryRows(deliveries[start..<min(deliveries.count, start + 256)], at: at, c)
+            start += 256
         }
         try SQLiteStore.appendEvent(
             c, namespace: n.namespace, kind: "notification", notificationId: n.id,
