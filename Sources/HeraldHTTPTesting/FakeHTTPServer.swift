@@ -82,17 +82,14 @@ public final class FakeHTTPServer: Sendable {
         process.standardInput = input
         process.standardOutput = output
         let channel = ControlChannel(process: process, input: input.fileHandleForWriting)
-        // Weak: the handler is kept by the pipe's handle, which the process keeps, which the channel
-        // keeps, so a strong capture is a cycle. Foundation never frees a Process started from a thread
-        // that has ended (see scripts/lsan.supp), and the channel must not hang off it.
-        output.fileHandleForReading.readabilityHandler = { [weak channel] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
+        // Weak: the server's lifetime, not the reader thread's, decides when the channel goes.
+        PipeDrain.start(output.fileHandleForReading, name: "herald.fake-http.control") { [weak channel] data in
             channel?.receive(data)
         }
         do {
             try Subprocess.start(process)
         } catch {
+            try? output.fileHandleForWriting.close()
             try? FileManager.default.removeItem(at: directory)
             throw FakeHTTPServerError("could not run \(python): \(error)")
         }

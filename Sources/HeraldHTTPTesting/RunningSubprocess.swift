@@ -48,14 +48,10 @@ public final class RunningSubprocess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         let collected = collected
-        out.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
+        PipeDrain.start(out.fileHandleForReading, name: "herald.subprocess.stdout") { data in
             collected.withLock { if data.isEmpty { $0.openStreams -= 1 } else { $0.stdout.append(data) } }
         }
-        err.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
+        PipeDrain.start(err.fileHandleForReading, name: "herald.subprocess.stderr") { data in
             collected.withLock { if data.isEmpty { $0.openStreams -= 1 } else { $0.stderr.append(data) } }
         }
     }
@@ -65,13 +61,13 @@ public final class RunningSubprocess: @unchecked Sendable {
             Foundation.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        detach()
     }
 
-    /// Stops collecting (the program never started, or the handle goes away).
+    /// Ends the reader threads of a program that never started: closes this process's write ends of
+    /// the pipes (a started program's are closed by `Process.run`), so the readers reach end of file.
     func detach() {
-        out.fileHandleForReading.readabilityHandler = nil
-        err.fileHandleForReading.readabilityHandler = nil
+        try? out.fileHandleForWriting.close()
+        try? err.fileHandleForWriting.close()
     }
 
     /// The program's process id.

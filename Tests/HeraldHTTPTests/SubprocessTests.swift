@@ -105,4 +105,37 @@ struct SubprocessTests {
         released = nil
         #expect(kill(pid, 0) == -1, "the released handle killed and reaped its program")
     }
+
+    /// Many programs launched and torn down at once, some released while still running: each one's
+    /// output is collected whole and apart. Output was read through `FileHandle.readabilityHandler`,
+    /// whose concurrent teardown crashes libdispatch on Linux (SIGSEGV in a clean-clone CI run). The
+    /// shell `exec`s its sleep: a grandchild holding the pipes keeps Foundation's `Process` reporting
+    /// the program as running.
+    @Test(.timeLimit(.minutes(1))) func manyProgramsLaunchedAndReleasedAtOnceKeepTheirOutputApart() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<48 {
+                group.addTask {
+                    let program = try Subprocess.launch(
+                        executable: "/bin/sh",
+                        arguments: ["-c", "printf 'out-\(i)'; printf 'err-\(i)' >&2; exec sleep 30"])
+                    _ = try await program.waitForStderr("err-\(i)", timeout: .seconds(20))
+                    // stdout has a reader thread of its own: it may come in after stderr.
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    while program.stdout.isEmpty && ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    if i.isMultiple(of: 2) {
+                        let result = try await program.kill()
+                        #expect(result.stdout == "out-\(i)")
+                        #expect(result.stderr == "err-\(i)")
+                        #expect(result.terminatedBySignal)
+                    } else {
+                        #expect(program.stdout == "out-\(i)")
+                    }
+                    // The odd ones are released while running: their deinit kills them.
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
 }
