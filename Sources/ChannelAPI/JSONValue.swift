@@ -93,7 +93,7 @@ public enum JSONValue: Sendable, Hashable {
 
     /// Canonical serialisation as UTF-8 bytes (see ``canonicalString``).
     public var canonicalBytes: [UInt8] {
-        Array(JSONWriter.canonical(self).utf8)
+        JSONWriter.canonicalBytes(self)
     }
 }
 

@@ -14,9 +14,14 @@ public enum Redaction {
     /// Secrets shorter than 4 characters are left alone (they would redact ordinary words).
     public static func scrub(_ text: String, secrets: [String]) -> String {
         var out = text
+        // A percent-encoded form differs from its secret only by `%` escapes: without a `%` in the
+        // text, none can appear, and they are not worked out (`addingPercentEncoding` per secret and
+        // result was a hot spot of a large fan-out, whose results are scrubbed one by one).
+        let mayHoldEscapes = text.utf8.contains(UInt8(ascii: "%"))
         for s in secrets where s.count >= 4 {
             guard !out.isEmpty else { break }
             out = out.replacingAll(s, with: "‹redacted›")
+            guard mayHoldEscapes else { continue }
             if let encoded = s.addingPercentEncoding(withAllowedCharacters: unreserved), encoded != s {
                 out = out.replacingAll(encoded, with: "‹redacted›")
                 let lower = lowercasedEscapes(encoded)
@@ -77,8 +82,10 @@ public enum Redaction {
 }
 
 extension String {
+    /// `self` with every occurrence of `target` replaced; `self` itself (no copy, no Foundation
+    /// search) when a byte search finds none, which is nearly always.
     func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
+        guard !target.isEmpty, containsBytes(of: target) else { return self }
         var result = ""
         var rest = self[...]
         while let r = rest.range(of: target) {
@@ -88,5 +95,25 @@ extension String {
         }
         result += rest
         return result
+    }
+
+    /// Whether the UTF-8 bytes of `needle` occur in those of `self` (a plain byte search; equal
+    /// strings in Swift have equal bytes once both are NFC, and secrets and provider text are
+    /// compared as sent).
+    func containsBytes(of needle: String) -> Bool {
+        var haystack = self
+        var needle = needle
+        return haystack.withUTF8 { h in
+            needle.withUTF8 { n in
+                guard n.count <= h.count, let first = n.first else { return n.isEmpty }
+                var i = 0
+                let last = h.count - n.count
+                while i <= last {
+                    if h[i] == first && memcmp(h.baseAddress! + i, n.baseAddress!, n.count) == 0 { return true }
+                    i += 1
+                }
+                return false
+            }
+        }
     }
 }

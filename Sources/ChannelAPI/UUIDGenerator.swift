@@ -43,6 +43,35 @@ public enum UUIDGenerator {
         return out
     }
 
+    /// A series of version-7 UUIDs for the millisecond `millis` that a database can number itself
+    /// (RFC 9562 §6.2, method 2: a random value incremented per id): id `k` (from 1) is `prefix`
+    /// followed by the 12 hex digits of `(base + k) mod 2^48`. The first 20 hex digits (timestamp,
+    /// version, 12 random bits, variant and 14 random bits) are shared; ids of one series are
+    /// distinct for up to 2^48 members, and in order until the counter wraps.
+    /// - Returns: `prefix`, 24 characters (`tttttttt-tttt-7xxx-yxxx-`), and `base`, below 2^48.
+    public static func timeOrderedSeries(at millis: Int64, random: any RandomSource) -> (prefix: String, base: Int64) {
+        let r = random.bytes(10)
+        let ms = UInt64(max(0, millis))
+        var b = [UInt8](repeating: 0, count: 16)
+        for k in 0..<6 { b[k] = UInt8((ms >> (8 * UInt64(5 - k))) & 0xFF) }
+        b[6] = 0x70 | (r[0] & 0x0F)
+        b[7] = r[1]
+        b[8] = (r[2] & 0x3F) | 0x80
+        b[9] = r[3]
+        let formatted = format(b)
+        var base: Int64 = 0
+        for k in 4..<10 { base = (base << 8) | Int64(r[k]) }
+        return (String(formatted.prefix(24)), base)
+    }
+
+    /// Member `k` of a series from ``timeOrderedSeries(at:random:)``.
+    public static func seriesMember(prefix: String, base: Int64, _ k: Int64) -> String {
+        let value = UInt64(bitPattern: base &+ k) & 0xFFFF_FFFF_FFFF
+        var digits = [UInt8](repeating: UInt8(ascii: "0"), count: 12)
+        for i in 0..<12 { digits[11 - i] = hex[Int((value >> (4 * UInt64(i))) & 0xF)] }
+        return prefix + String(decoding: digits, as: UTF8.self)
+    }
+
     /// One UUID string.
     public static func make(random: any RandomSource) -> String { make(1, random: random)[0] }
 

@@ -135,4 +135,25 @@ import Testing
         #expect(v7 == v7.sorted())
         #expect(Set(v4 + v7).count == 6)
     }
+
+    /// A series (numbered by the database) is version 7 with the RFC 9562 variant, carries its
+    /// millisecond, and its members are distinct and in order, across the 12-digit counter too.
+    @Test func uuidSeriesMembersAreWellFormedDistinctAndOrdered() {
+        let series = UUIDGenerator.timeOrderedSeries(at: 1_767_225_600_000, random: SystemRandom())
+        #expect(series.prefix.count == 24 && series.prefix.hasPrefix("019b7") && series.prefix.hasSuffix("-"))
+        #expect(series.base >= 0 && series.base < 1 << 48)
+        let members = (1...1_000).map {
+            UUIDGenerator.seriesMember(prefix: series.prefix, base: series.base, Int64($0))
+        }
+        for id in members {
+            #expect(UUID(uuidString: id) != nil, "\(id)")
+            let chars = Array(id)
+            #expect(chars.count == 36 && chars[14] == "7" && "89ab".contains(chars[19]), "\(id)")
+        }
+        #expect(Set(members).count == members.count)
+        let low = UUIDGenerator.seriesMember(prefix: series.prefix, base: 0, 1)
+        #expect(low.hasSuffix("-000000000001"))
+        let wrapped = UUIDGenerator.seriesMember(prefix: series.prefix, base: (1 << 48) - 1, 1)
+        #expect(wrapped.hasSuffix("-000000000000"), "the counter is 48 bits and wraps")
+    }
 }

@@ -94,4 +94,21 @@ private struct EchoingChannel: Channel {
         )
         #expect(!Redaction.isSecretName("url") && !Redaction.isSecretName("public-key"))
     }
+
+    /// The byte search that skips Foundation when a secret is absent: found at the start, the end,
+    /// twice, next to non-ASCII text, and not found when only a prefix or a near miss is there.
+    @Test func scrubFindsSecretsAnywhereAndLeavesNearMissesAlone() {
+        let secret = "tok-ABCDEF"
+        #expect(Redaction.scrub("tok-ABCDEF", secrets: [secret]) == "‹redacted›")
+        #expect(Redaction.scrub("x tok-ABCDEF", secrets: [secret]) == "x ‹redacted›")
+        #expect(Redaction.scrub("tok-ABCDEF✓tok-ABCDEF", secrets: [secret]) == "‹redacted›✓‹redacted›")
+        #expect(Redaction.scrub("émoji 😀 tok-ABCDEF.", secrets: [secret]) == "émoji 😀 ‹redacted›.")
+        #expect(Redaction.scrub("tok-ABCDE", secrets: [secret]) == "tok-ABCDE")
+        #expect(Redaction.scrub("tok-ABCDEG tok-", secrets: [secret]) == "tok-ABCDEG tok-")
+        #expect(Redaction.scrub("", secrets: [secret]).isEmpty)
+        // A text without `%` cannot hold a percent-encoded form; one with it still gets it scrubbed.
+        let url = "https://push.example/s/a b"
+        #expect(Redaction.scrub("to https%3A%2F%2Fpush.example%2Fs%2Fa%20b", secrets: [url]) == "to ‹redacted›")
+        #expect(Redaction.scrub("to https://push.example/s/a b!", secrets: [url]) == "to ‹redacted›!")
+    }
 }

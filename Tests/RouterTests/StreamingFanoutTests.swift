@@ -204,6 +204,34 @@ import Testing
         #expect(logged.filter { $0.kind == "delivery" }.count == 601)
         await h.router.shutdown()
     }
+
+    /// SQLite numbers a pending group's ids itself (`INSERT … SELECT` with `printf`): they are
+    /// well-formed version-7 UUIDs of the insert's millisecond, distinct, and the members of one
+    /// series in insertion (device) order, as ``UUIDGenerator/seriesMember(prefix:base:_:)`` makes them.
+    @Test func idsNumberedBySQLiteAreOneWellFormedSeries() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-series-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try SQLiteStore(path: dir.appendingPathComponent("h.db").path)
+        let (router, _) = try await Self.router(store: store, path: dir.path + "/h.db", devices: 1_234)
+        _ = try router.enqueue(HeraldNotification(id: "series", title: "t"))
+        var rows: [DeliveryRecord] = []
+        try store.forEachDelivery(notificationId: "series") { rows.append($0) }
+        #expect(rows.count == 1_234)
+        #expect(rows.map { $0.deviceId ?? "" } == (0..<1_234).map { String(format: "p%05d", $0) })
+        let first = try #require(rows.first?.id)
+        let millis = ManualClock().now().millisecondsSince1970
+        #expect(first.prefix(13) == UUIDGenerator.makeTimeOrdered(1, at: millis, random: SystemRandom())[0].prefix(13))
+        let prefix = String(first.prefix(24))
+        let base = try #require(Int64(first.suffix(12), radix: 16)) - 1
+        for (k, row) in rows.enumerated() {
+            #expect(row.id == UUIDGenerator.seriesMember(prefix: prefix, base: base, Int64(k + 1)))
+            #expect(UUID(uuidString: row.id) != nil)
+            #expect(Array(row.id)[14] == "7" && "89ab".contains(Array(row.id)[19]), "\(row.id)")
+        }
+        #expect(Set(rows.map(\.id)).count == rows.count)
+        await router.shutdown()
+    }
 }
 
 /// SQLite records a chunk's results with set-based statements: the rows, attempts, event-log entries

@@ -18,6 +18,7 @@
 #   APNS_N="10000" WEBPUSH_N="10000" ROUNDS=5 scripts/bench/fanout.sh
 #   SMOKE=1 scripts/bench/fanout.sh                  # tiny N, one round: checks the tooling in seconds
 #   LOOPS=2 …                                        # Herald's HTTP event loops (default 2)
+#   SEND_WRAP="perf record -g -o /tmp/send.perf" …   # a command put before `herald send` (a profiler)
 #
 # Prints one `RESULT` line per measurement:
 #   RESULT bench=fanout channel=apns n=10000 impl=send round=1 per_s=12345 rss_kb=40000 delivered=10000
@@ -118,7 +119,7 @@ run_send() { # channel n dir round
     local channel=$1 n=$2 dir=$3 round=$4 out t0 t1 rss delivered
     fresh_store "$dir"
     t0=$(date +%s.%N)
-    /usr/bin/time -o "$dir/time" -f '%M' "$HERALD" send -c "$dir/herald.yaml" --format json --json "$NOTIFICATION" \
+    /usr/bin/time -o "$dir/time" -f '%M' ${SEND_WRAP:-} "$HERALD" send -c "$dir/herald.yaml" --format json --json "$NOTIFICATION" \
         >"$dir/report.json"
     t1=$(date +%s.%N)
     rss=$(tail -1 "$dir/time")

@@ -8,8 +8,11 @@ extension SQLiteStore {
     /// Rows per multi-row `INSERT` and device keys read per page while expanding outbox groups.
     static let insertBatch = 256
 
-    /// See ``HeraldStore``: one transaction; each group's devices are read in pages of
-    /// ``insertBatch`` (keyset order `device_id, platform`) and written as they are read.
+    /// See ``HeraldStore``: one transaction. A pending group's rows are written by one
+    /// `INSERT … SELECT` from the devices table (keyset order `device_id, platform`), numbered by
+    /// SQLite into a series of version-7 ids (``UUIDGenerator/timeOrderedSeries(at:random:)``), so
+    /// no row passes through Swift. A group suppressed at plan time reads its devices in pages of
+    /// ``insertBatch``, as each row also gets its event-log entry and is handed to `suppressed`.
     public func insertNotification(
         _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
         suppressed: (DeliveryRecord) -> Void
@@ -59,6 +62,13 @@ extension SQLiteStore {
                 }
                 guard !platforms.isEmpty else { continue }
                 let list = platforms.sorted()
+                if g.state == .pending {
+                    try flush()
+                    written += try SQLiteStore.insertGroupRows(
+                        g, notificationId: n.id, namespace: n.namespace,
+                        platforms: list, at: at, c)
+                    continue
+                }
                 var after: (String, String)?
                 while true {
                     let cursor: SQL = after.map { "AND (device_id, platform) > (\($0.0), \($0.1))" } ?? ""
@@ -87,6 +97,30 @@ extension SQLiteStore {
         }
         for r in suppressedRows { suppressed(r) }
         return written
+    }
+
+    /// Writes one pending row per device of `namespace` on `platforms` for group `g` with one
+    /// `INSERT … SELECT`, in `(device_id, platform)` order; ids are members 1, 2, … of a fresh
+    /// version-7 series. Returns how many rows it wrote.
+    static func insertGroupRows(
+        _ g: OutboxGroup, notificationId: String, namespace: String, platforms: [String], at: Int64,
+        _ c: SQLiteConnection
+    ) throws -> Int {
+        let series = UUIDGenerator.timeOrderedSeries(at: at, random: SystemRandom())
+        try c.run(
+            """
+            INSERT INTO deliveries(
+              id, notification_id, step, position, channel, device_id, platform, state, attempts, reason,
+              updated_at)
+            SELECT printf('%s%012x', \(series.prefix),
+                (\(series.base) + ROW_NUMBER() OVER (ORDER BY device_id, platform)) & 281474976710655),
+              \(notificationId), \(g.step), \(g.position), \(g.channel), device_id, platform,
+              \(g.state.rawValue), 0,
+              \(g.reason), \(at)
+            FROM devices WHERE namespace = \(namespace) AND platform IN (\(list: platforms))
+            ORDER BY device_id, platform
+            """)
+        return c.changes
     }
 
     /// Inserts the notification's own row inside the caller's transaction; an id already stored is
