@@ -47,7 +47,7 @@ cc -O2 -o "$work/mhd_floor" scripts/bench/mhd_floor.c $(pkg-config --cflags --li
 if [ -n "${HERALD_BIN:-}" ]; then
   herald=$HERALD_BIN
 else
-  swift build -c release --product herald >/dev/null
+  swift build -c release --static-swift-stdlib --product herald >/dev/null
   herald=$root/.build/release/herald
 fi
 
