@@ -40,7 +40,7 @@ fi
 python3 -c 'import aioapns, pywebpush' 2>/dev/null || { echo "pip install aioapns pywebpush first" >&2; exit 1; }
 if [[ -n ${HERALD_BIN_DIR:-} ]]; then BIN=$HERALD_BIN_DIR; else
     swift build -c release --static-swift-stdlib --product herald >/dev/null
-    swift build -c release --static-swift-stdlib --product herald-bench >/dev/null
+    swift build -c release --product herald-bench >/dev/null
     BIN=.build/release
 fi
 HERALD=$BIN/herald
