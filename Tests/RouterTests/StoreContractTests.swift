@@ -244,6 +244,120 @@ import Testing
         #expect(seen == all, "the polling reader saw every entry, in order, once")
     }
 
+    /// Devices of namespace `home` (and one in `other`, which no group of `home` may reach).
+    static func registerFanoutDevices(_ store: any HeraldStore) throws {
+        let keys: [(String, String, String)] = [
+            ("home", "c3", "phone"), ("home", "a1", "phone"), ("home", "b2", "phone"), ("home", "b2", "web"),
+            ("home", "a1", "wear"), ("home", "t1", "telegram"), ("home", "t0", "telegram"), ("other", "a0", "phone"),
+            ("other", "t5", "telegram"),
+        ]
+        _ = try store.upsertDevices(
+            keys.map { Device(namespace: $0.0, deviceId: $0.1, platform: $0.2, fields: ["token": .string("\($0)")]) },
+            now: t0)
+    }
+
+    /// The groups of a plan: a pending device group, a sink, a group suppressed at plan time, a
+    /// group whose platforms have no device, a pending web group and a suppressed sink.
+    static let fanoutGroups = [
+        OutboxGroup(step: 0, position: 0, channel: "fcm", platforms: ["phone", "wear"], state: .pending, reason: nil),
+        OutboxGroup(step: 0, position: 1, channel: "sink", platforms: nil, state: .pending, reason: nil),
+        OutboxGroup(
+            step: 1, position: 0, channel: "telegram", platforms: ["telegram"], state: .suppressed, reason: "quiet"),
+        OutboxGroup(step: 1, position: 1, channel: "apns", platforms: ["ios"], state: .pending, reason: nil),
+        OutboxGroup(step: 1, position: 2, channel: "webpush", platforms: ["web"], state: .pending, reason: nil),
+        OutboxGroup(step: 2, position: 0, channel: "sink", platforms: nil, state: .suppressed, reason: "unless"),
+    ]
+
+    /// Issue 19: the store expands outbox groups itself (SQLite and PostgreSQL in SQL); the rows,
+    /// the event log and the `suppressed` callback are those of the protocol's in-memory default.
+    @Test(arguments: StoreKind.allCases) func outboxGroupsExpandAsTheDefaultDoes(store kind: StoreKind) throws {
+        let store = try kind.open()
+        try Self.registerFanoutDevices(store)
+        let n = HeraldNotification(id: "fan", namespace: "home", title: "t")
+        let keys = try store.devices(namespace: "home").map { (deviceId: $0.deviceId, platform: $0.platform) }
+        let expected = OutboxGroup.expand(Self.fanoutGroups, notificationId: n.id, devices: keys, now: Self.t0)
+        #expect(expected.count == 9)  // fcm 4 + sink 1, then telegram 2 + apns 0 + webpush 1, then sink 1
+        var handed: [DeliveryRecord] = []
+        let count = try store.insertNotification(
+            n, steps: Self.all, groups: Self.fanoutGroups, now: Self.t0, suppressed: { handed.append($0) })
+        let rows = try store.deliveries(notificationId: n.id)
+        #expect(count == expected.count)
+        typealias Shape = [String]
+        func shape(_ r: DeliveryRecord) -> Shape {
+            [
+                "\(r.step)", "\(r.position)", r.channel, r.deviceId ?? "-", r.platform ?? "-", r.state.rawValue,
+                r.reason ?? "-", "\(r.attempts)",
+            ]
+        }
+        #expect(rows.map(shape) == expected.map(shape))
+        #expect(rows.allSatisfy { $0.updatedAt == Self.t0 })
+        #expect(!rows.contains { $0.deviceId == "a0" || $0.deviceId == "t5" }, "another namespace's devices")
+        // Suppressed rows are handed over once each, as stored.
+        let stored = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
+        #expect(handed.map(shape) == expected.filter { $0.state == .suppressed }.map(shape))
+        #expect(handed.allSatisfy { stored[$0.id].map(shape) == shape($0) })
+        // Ids: well-formed version-7 UUIDs of the insert's millisecond, all distinct.
+        let stamp = UUIDGenerator.makeTimeOrdered(1, at: Self.t0.millisecondsSince1970, random: SystemRandom())[0]
+        for id in rows.map(\.id) {
+            #expect(UUID(uuidString: id) != nil, "\(id)")
+            #expect(id == id.lowercased() && id.count == 36, "\(id)")
+            #expect(Array(id)[14] == "7" && "89ab".contains(Array(id)[19]), "\(id)")
+            #expect(id.prefix(13) == stamp.prefix(13), "\(id)")
+        }
+        #expect(Set(rows.map(\.id)).count == rows.count)
+        // A pending group's ids are one series (numbered by the database), in device order.
+        for channel in ["fcm", "webpush"] {
+            let group = rows.filter { $0.channel == channel }
+            let first = try #require(group.first?.id)
+            let prefix = String(first.prefix(24))
+            let base = try #require(Int64(first.suffix(12), radix: 16)) - 1
+            #expect(
+                group.map(\.id)
+                    == (1...group.count).map { UUIDGenerator.seriesMember(prefix: prefix, base: base, Int64($0)) },
+                "\(channel): \(group.map(\.id))")
+        }
+        // The event log: the notification with the number of rows, then one entry per suppressed row.
+        let log = try store.eventLog(after: 0, namespaces: ["home"], limit: 100)
+        #expect(log.map(\.kind) == ["notification", "delivery", "delivery", "delivery"])
+        #expect(log.first?.data["planned"] == .number(Double(expected.count)))
+        #expect(log.dropFirst().map { $0.data["outcome"] } == Array(repeating: .string("suppressed"), count: 3))
+        #expect(log.dropFirst().map { $0.data["deviceId"]?.stringValue ?? "-" } == ["t0", "t1", "-"])
+        #expect(log.dropFirst().map { $0.data["reason"]?.stringValue ?? "-" } == ["quiet", "quiet", "unless"])
+        #expect(log.dropFirst().map { $0.data["channel"]?.stringValue ?? "-" } == ["telegram", "telegram", "sink"])
+        // The same id again stores nothing more.
+        #expect(throws: StoreError.duplicateNotification("fan")) {
+            _ = try store.insertNotification(n, steps: Self.all, groups: Self.fanoutGroups, now: Self.t0) { _ in }
+        }
+        #expect(try store.deliveries(notificationId: n.id).map(\.id) == rows.map(\.id))
+        #expect(try store.lastEventSequence() == log.last?.sequence)
+        // The pending rows are claimed in device order within their (step, channel).
+        let claimed = try store.claimPending(
+            notificationId: n.id, step: 0, channel: "fcm", owner: "w", until: Self.t0.addingTimeInterval(60),
+            now: Self.t0, after: 0, limit: 100)
+        #expect(
+            claimed.records.map { "\($0.deviceId ?? "")/\($0.platform ?? "")" } == [
+                "a1/phone", "a1/wear", "b2/phone", "c3/phone",
+            ])
+    }
+
+    /// The namespace's device count per platform and the devices of a list of keys, one query each.
+    @Test(arguments: StoreKind.allCases) func platformCountsAndDevicesByKey(store kind: StoreKind) throws {
+        let store = try kind.open()
+        try Self.registerFanoutDevices(store)
+        #expect(try store.devicePlatformCounts(namespace: "home") == ["phone": 3, "web": 1, "wear": 1, "telegram": 2])
+        #expect(try store.devicePlatformCounts(namespace: "other") == ["phone": 1, "telegram": 1])
+        #expect(try store.devicePlatformCounts(namespace: "none").isEmpty)
+        let found = try store.devices(
+            namespace: "home",
+            keys: [
+                ("b2", "web"), ("a1", "phone"), ("a0", "phone"), ("zz", "phone"), ("b2", "telegram"),
+                ("t1", "telegram"),
+            ])
+        #expect(found.map { "\($0.deviceId)/\($0.platform)" }.sorted() == ["a1/phone", "b2/web", "t1/telegram"])
+        #expect(found.allSatisfy { $0.namespace == "home" && $0.fields["token"] != nil })
+        #expect(try store.devices(namespace: "home", keys: []).isEmpty)
+    }
+
     @Test(arguments: StoreKind.allCases) func cooldownsAndBadges(store kind: StoreKind) throws {
         let store = try kind.open()
         let keys: [(key: String, window: Duration)] = [("a", .seconds(10)), ("b", .seconds(1))]
@@ -309,5 +423,36 @@ final class ManagedFlag: @unchecked Sendable {
         let log = try first.eventLog(after: 0, namespaces: nil, limit: 10)
         #expect(log.map(\.notificationId) == ["n1", "n1", "n2"])
         #expect(log.map(\.kind) == ["notification", "action", "notification"])
+    }
+}
+
+/// PostgreSQL only: storing outbox groups wakes the workers (`NOTIFY`) only when a row is pending.
+@Suite struct PostgresOutboxGroupWakeTests {
+    @Test func onlyPendingRowsWakeTheWorkers() async throws {
+        let url = try TestPostgres.start().createDatabase()
+        let clock = ManualClock()
+        let store = try PostgresStore(url: url, clock: clock)
+        let listener = try PostgresStore(url: url)
+        defer {
+            store.close()
+            listener.close()
+        }
+        try StoreContractTests.registerFanoutDevices(store)
+        _ = await listener.waitForWork(timeout: .milliseconds(10))  // LISTEN from now on
+        func insert(_ id: String, _ groups: [OutboxGroup]) throws -> Int {
+            clock.advance(by: .milliseconds(200))  // past the debounce
+            return try store.insertNotification(
+                HeraldNotification(id: id, namespace: "home", title: "t"), steps: StoreContractTests.all,
+                groups: groups, now: clock.now()
+            ) { _ in }
+        }
+        let quiet = OutboxGroup(
+            step: 0, position: 0, channel: "telegram", platforms: ["telegram"], state: .suppressed, reason: "quiet")
+        let none = OutboxGroup(step: 0, position: 1, channel: "apns", platforms: ["ios"], state: .pending, reason: nil)
+        #expect(try insert("quiet", [quiet, none]) == 2)
+        #expect(!(await listener.waitForWork(timeout: .milliseconds(300))), "no pending row: no wake-up")
+        let fcm = OutboxGroup(step: 0, position: 0, channel: "fcm", platforms: ["phone"], state: .pending, reason: nil)
+        #expect(try insert("loud", [fcm]) == 3)
+        #expect(await listener.waitForWork(timeout: .seconds(5)), "pending rows wake the workers")
     }
 }

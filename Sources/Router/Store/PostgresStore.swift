@@ -154,7 +154,7 @@ public final class PostgresStore: HeraldStore {
     /// Runs `body`, mapping connection failures. A deadlock or serialization failure (the whole
     /// transaction was rolled back) is retried, up to 5 times: every body here is a complete
     /// transaction that can run again.
-    private func call<T>(_ body: () throws -> T) throws -> T {
+    func call<T>(_ body: () throws -> T) throws -> T {
         do { return try Self.retrying(body) } catch { throw Self.mapped(error, db.redactedURL) }
     }
 
@@ -356,7 +356,7 @@ public final class PostgresStore: HeraldStore {
     }
 
     /// Whether this process may send a wake-up now (at most one per ``notifyInterval``).
-    private func shouldNotify() -> Bool {
+    func shouldNotify() -> Bool {
         let now = clock.now().millisecondsSince1970
         let last = lastNotify.load(ordering: .relaxed)
         guard now - last >= Self.notifyInterval else { return false }

@@ -1,0 +1,168 @@
+import ChannelAPI
+import Foundation
+import HeraldPostgres
+
+/// The streaming send path on PostgreSQL (issue 19): a notification's outbox groups are expanded by
+/// the server, so persisting a 100,000-device fan-out neither reads the devices nor holds the rows
+/// in Herald's memory.
+extension PostgresStore {
+    /// See ``HeraldStore``: one transaction. A pending group's rows are written by one
+    /// `INSERT … SELECT` from the devices table in `(device_id, platform)` order, numbered by the
+    /// server (`row_number()`) into a series of version-7 ids
+    /// (``UUIDGenerator/timeOrderedSeries(at:random:)``), so no row passes through Herald. A group
+    /// suppressed at plan time is written the same way and its rows come back (`RETURNING`, in
+    /// device order), as each gets its event-log entry and is handed to `suppressed`; a sink group
+    /// is one row. The event log (the `notification` entry with the number of rows, then one
+    /// `delivery` entry per suppressed row) is the transaction's last write, and a wake-up `NOTIFY`
+    /// (debounced) follows when any row is pending. A stored id is
+    /// ``StoreError/duplicateNotification(_:)``.
+    public func insertNotification(
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
+        suppressed: (DeliveryRecord) -> Void
+    ) throws -> Int {
+        let n = notification
+        let body = n.json.canonicalString
+        let stepsJSON = JSONValue.array(steps.map(\.json)).canonicalString
+        let at = Self.ms(now)
+        // Decided once, so a retried transaction does not take a second wake-up slot.
+        var wake: Bool?
+        let (written, suppressedRows) = try call {
+            try db.transaction { c -> (Int, [DeliveryRecord]) in
+                do {
+                    try c.run(
+                        """
+                        INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
+                        VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
+                        """)
+                } catch let error as PostgresError where error.isUniqueViolation {
+                    throw StoreError.duplicateNotification(n.id)
+                }
+                var written = 0
+                var pending = 0
+                var suppressedRows: [DeliveryRecord] = []
+                for g in groups {
+                    let rows: [DeliveryRecord]
+                    let count: Int
+                    if let platforms = g.platforms {
+                        guard !platforms.isEmpty else { continue }
+                        let statement = Self.groupInsert(
+                            g, notificationId: n.id, namespace: n.namespace, platforms: platforms.sorted(), at: at)
+                        if g.state == .suppressed {
+                            rows = try c.query(
+                                """
+                                WITH inserted AS (\(statement) RETURNING id, device_id, platform)
+                                SELECT * FROM inserted ORDER BY device_id, platform
+                                """
+                            ).map { row in
+                                guard let id = row.string("id") else { throw StoreError.corrupt("delivery row") }
+                                return DeliveryRecord(
+                                    id: id, notificationId: n.id, step: g.step, position: g.position,
+                                    channel: g.channel, deviceId: row.string("device_id"),
+                                    platform: row.string("platform"), state: g.state, reason: g.reason,
+                                    updatedAt: now)
+                            }
+                            count = rows.count
+                        } else {
+                            rows = []
+                            count = try c.run(statement)
+                        }
+                    } else {
+                        // A sink: one row with no device.
+                        let id = UUIDGenerator.makeTimeOrdered(1, at: at, random: SystemRandom())[0]
+                        rows = g.rows(notificationId: n.id, devices: [], now: now) { id }
+                        try Self.insertSinkRow(g, id: id, notificationId: n.id, at: at, c)
+                        count = 1
+                    }
+                    written += count
+                    if g.state == .pending { pending += count }
+                    suppressedRows += rows.filter { $0.state == .suppressed }
+                }
+                // The notification, then the deliveries suppressed at plan time (outcomes too).
+                let entries = suppressedRows.map { d in
+                    (
+                        namespace: n.namespace, kind: "delivery", notificationId: n.id,
+                        data: EventLogData.delivery(
+                            notificationId: n.id, channel: d.channel, deviceId: d.deviceId, outcome: "suppressed",
+                            attempt: 0, reason: d.reason)
+                    )
+                }
+                try Self.appendEvents(
+                    [
+                        (
+                            n.namespace, "notification", n.id,
+                            EventLogData.notification(id: n.id, namespace: n.namespace, planned: written)
+                        )
+                    ] + entries, at: at, c)
+                if pending > 0 {
+                    if wake == nil { wake = shouldNotify() }
+                    if wake == true { try c.run("SELECT pg_notify(\(Self.wakeChannel), '')") }
+                }
+                return (written, suppressedRows)
+            }
+        }
+        for r in suppressedRows { suppressed(r) }
+        return written
+    }
+
+    /// The `INSERT … SELECT` of group `g`: one row per device of `namespace` on `platforms`, in
+    /// `(device_id, platform)` order, row `k` (from 1) with id member `k` of a fresh version-7 series
+    /// (``UUIDGenerator/seriesMember(prefix:base:_:)``: the prefix, then the 12 hex digits of
+    /// `(base + k) mod 2^48`).
+    static func groupInsert(
+        _ g: OutboxGroup, notificationId: String, namespace: String, platforms: [String], at: Int64
+    ) -> PostgresSQL {
+        let series = UUIDGenerator.timeOrderedSeries(at: at, random: SystemRandom())
+        return """
+            INSERT INTO deliveries(
+              id, notification_id, step, position, channel, device_id, platform, state, attempts, reason, updated_at)
+            SELECT \(series.prefix)::text || lpad(to_hex(
+                (\(series.base)::bigint + row_number() OVER (ORDER BY device_id, platform)) & 281474976710655), 12, '0'),
+              \(notificationId)::text, \(g.step)::int, \(g.position)::int, \(g.channel)::text, device_id, platform,
+              \(g.state.rawValue)::text, 0, \(g.reason)::text, \(at)::bigint
+            FROM devices WHERE namespace = \(namespace) AND platform = ANY(\(textArray: platforms)::text[])
+            ORDER BY device_id, platform
+            """
+    }
+
+    /// Inserts the one row of sink group `g` (no device) inside the caller's transaction.
+    static func insertSinkRow(_ g: OutboxGroup, id: String, notificationId: String, at: Int64, _ c: PostgresConnection)
+        throws
+    {
+        try c.run(
+            """
+            INSERT INTO deliveries(
+              id, notification_id, step, position, channel, device_id, platform, state, attempts, reason, updated_at)
+            VALUES(\(id), \(notificationId), \(g.step)::int, \(g.position)::int, \(g.channel), NULL, NULL,
+              \(g.state.rawValue), 0, \(g.reason)::text, \(at)::bigint)
+            """)
+    }
+
+    /// See ``HeraldStore``: one `GROUP BY` query.
+    public func devicePlatformCounts(namespace: String) throws -> [String: Int] {
+        try call {
+            var counts: [String: Int] = [:]
+            for row in try db.query(
+                "SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \(namespace) GROUP BY platform")
+            {
+                if let p = row.string("platform"), let n = row.int("n") { counts[p] = Int(n) }
+            }
+            return counts
+        }
+    }
+
+    /// See ``HeraldStore``: one query for every key (the keys as two text arrays), in
+    /// `(device_id, platform)` order; a key given twice is returned once.
+    public func devices(namespace: String, keys: [(deviceId: String, platform: String)]) throws -> [Device] {
+        guard !keys.isEmpty else { return [] }
+        return try call {
+            try db.query(
+                """
+                SELECT * FROM devices WHERE namespace = \(namespace) AND (device_id, platform) IN (
+                  SELECT k.id, k.p FROM unnest(\(textArray: keys.map(\.deviceId))::text[],
+                    \(textArray: keys.map(\.platform))::text[]) AS k(id, p))
+                ORDER BY device_id, platform
+                """
+            ).map(Self.decodeDevice)
+        }
+    }
+}
