@@ -17,8 +17,9 @@ extension Router {
     /// ``StoreError/duplicateNotification(_:)``) fails alone. When the transaction as a whole fails,
     /// every notification of the batch fails with that error and none is stored.
     ///
-    /// The namespace's device counts are read once per namespace for the batch, its devices only when
-    /// a step targets them. Nothing is attempted: the worker
+    /// The namespace's device counts are read once per namespace for the batch; the store expands each
+    /// outline against the devices inside the transaction, so no device list is read or held here.
+    /// Nothing is attempted: the worker
     /// (``run()``) or `herald drain` delivers.
     public func enqueue(batch notifications: [HeraldNotification]) -> [Result<Int, any Error>] {
         let g = currentGraph
@@ -26,8 +27,7 @@ extension Router {
         var results: [Result<Int, any Error>] = []
         results.reserveCapacity(notifications.count)
         var platformCounts: [String: [String: Int]] = [:]
-        var deviceKeys: [String: [(deviceId: String, platform: String)]] = [:]
-        var planned: [(index: Int, records: [DeliveryRecord])] = []
+        var planned: [Int] = []
         var inserts: [NotificationInsert] = []
         var batchIds: Set<String> = []
         for (index, notification) in notifications.enumerated() {
@@ -64,50 +64,41 @@ extension Router {
                 }
                 let outline = Planner.outline(
                     notification, config: g.config, platformCounts: counts, cooledDownSteps: cooled)
-                var keys: [(deviceId: String, platform: String)] = []
-                if outline.groups.contains(where: { $0.platforms != nil }) {
-                    if let known = deviceKeys[ns] {
-                        keys = known
-                    } else {
-                        keys = try store.devices(namespace: ns).map { ($0.deviceId, $0.platform) }
-                        deviceKeys[ns] = keys
-                    }
-                }
-                let records = OutboxGroup.expand(
-                    outline.groups, notificationId: notification.id, devices: keys, now: now)
-                planned.append((index, records))
+                planned.append(index)
                 batchIds.insert(notification.id)
+                // The store expands the outline against the devices (no device list is read here).
                 inserts.append(
-                    NotificationInsert(notification: notification, steps: outline.steps, deliveries: records))
+                    NotificationInsert(notification: notification, steps: outline.steps, groups: outline.groups))
                 // A placeholder until the store answers.
-                results.append(.success(records.count))
+                results.append(.success(OutboxGroup.rowCount(outline.groups, platformCounts: counts)))
             } catch {
                 results.append(.failure(error))
             }
         }
         guard !inserts.isEmpty else { return results }
-        let stored: [Result<Void, any Error>]
+        let stored: [Result<Int, any Error>]
+        var planSuppressed: [DeliveryRecord] = []
         do {
-            stored = try store.insertNotifications(inserts, now: now)
+            stored = try store.insertNotifications(inserts, now: now) { planSuppressed.append($0) }
         } catch {
-            for p in planned { results[p.index] = .failure(error) }
+            for index in planned { results[index] = .failure(error) }
             return results
         }
-        for (p, outcome) in zip(planned, stored) {
+        for (index, outcome) in zip(planned, stored) {
             do {
-                try outcome.get()
-                let notification = notifications[p.index]
+                results[index] = .success(try outcome.get())
+                let notification = notifications[index]
                 if let tag = notification.collapseTag {
                     try store.addBadgeTag(namespace: notification.namespace, tag: tag, now: now)
                 }
-                for r in p.records where r.state == .suppressed { hub.emit(.delivery(r)) }
             } catch {
-                results[p.index] = .failure(error)
+                results[index] = .failure(error)
             }
         }
+        for r in planSuppressed { hub.emit(.delivery(r)) }
         // A store that answered fewer results than items: the rest are not known to be stored.
-        for p in planned.dropFirst(stored.count) {
-            results[p.index] = .failure(
+        for index in planned.dropFirst(stored.count) {
+            results[index] = .failure(
                 StoreError.writeFailed(operation: "store a notification", detail: "the store gave no result for it"))
         }
         return results

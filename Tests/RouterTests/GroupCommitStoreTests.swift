@@ -32,6 +32,7 @@ import Testing
             deliveries: Self.item("old", rows: 1).deliveries,
             now: Self.t0)
         let before = try store.lastEventSequence()
+        var suppressed: [String] = []
         let results = try store.insertNotifications(
             [
                 Self.item("a", rows: 2, suppressed: 1),
@@ -41,13 +42,15 @@ import Testing
                 // notification row must not stay.
                 Self.item("c", rows: 2, rowPrefix: "a"),
                 Self.item("b", rows: 1),
-            ], now: Self.t0)
+            ], now: Self.t0
+        ) { suppressed.append($0.id) }
         #expect(results.count == 5)
-        #expect((try? results[0].get()) != nil)
+        #expect((try? results[0].get()) == 3)
+        #expect(suppressed == ["a-2"], "only the stored items' rows suppressed at plan time")
         #expect(throws: StoreError.duplicateNotification("old")) { try results[1].get() }
         #expect(throws: StoreError.duplicateNotification("a")) { try results[2].get() }
         #expect(throws: (any Error).self) { try results[3].get() }
-        #expect((try? results[4].get()) != nil)
+        #expect((try? results[4].get()) == 1)
         #expect(try store.deliveries(notificationId: "a").count == 3)
         #expect(try store.deliveries(notificationId: "old").count == 1)
         #expect(try store.notification(id: "c") == nil)
@@ -59,6 +62,55 @@ import Testing
         #expect(log.map(\.kind) == ["notification", "delivery", "notification"])
         #expect(log.map(\.notificationId) == ["a", "a", "b"])
         #expect(log[0].data["planned"]?.numberValue == 3)
+    }
+
+    /// A batch item given as outbox groups (what `herald serve` stores): the store expands each
+    /// against the namespace's devices inside the batch, as the single insert does; a refused item
+    /// leaves nothing, and only the stored items' rows suppressed at plan time are handed back.
+    @Test(arguments: StoreKind.allCases) func aBatchExpandsOutboxGroupsAgainstTheDevices(store kind: StoreKind) throws {
+        let store = try kind.open()
+        let devices = (0..<300).map { i in
+            Device(
+                deviceId: String(format: "d%03d", i), platform: i % 3 == 0 ? "web" : "phone",
+                fields: ["token": .string("t\(i)")])
+        }
+        _ = try store.upsertDevices(
+            devices + [Device(namespace: "other", deviceId: "x", platform: "phone", fields: ["token": "tx"])],
+            now: Self.t0)
+        try store.insertNotification(
+            HeraldNotification(id: "old", title: "t"), steps: Self.all, deliveries: [], now: Self.t0)
+        let groups = [
+            OutboxGroup(step: 0, position: 0, channel: "fcm", platforms: ["phone"], state: .pending, reason: nil),
+            OutboxGroup(step: 0, position: 1, channel: "sink", platforms: nil, state: .pending, reason: nil),
+            OutboxGroup(
+                step: 1, position: 0, channel: "webpush", platforms: ["web"], state: .suppressed,
+                reason: "unless-delivered: fcm"),
+        ]
+        let steps = Self.all + Self.all
+        var suppressed: [DeliveryRecord] = []
+        let results = try store.insertNotifications(
+            ["g1", "old", "g2"].map {
+                NotificationInsert(notification: HeraldNotification(id: $0, title: "t"), steps: steps, groups: groups)
+            }, now: Self.t0
+        ) { suppressed.append($0) }
+        #expect((try? results[0].get()) == 301)
+        #expect(throws: StoreError.duplicateNotification("old")) { try results[1].get() }
+        #expect((try? results[2].get()) == 301)
+        #expect(try store.deliveries(notificationId: "old").isEmpty)
+        let keys = devices.map { (deviceId: $0.deviceId, platform: $0.platform) }
+        for id in ["g1", "g2"] {
+            let expected = OutboxGroup.expand(groups, notificationId: id, devices: keys, now: Self.t0)
+            let rows = try store.deliveries(notificationId: id)
+            #expect(rows.count == expected.count)
+            for (row, e) in zip(rows, expected) {
+                let same = row.step == e.step && row.position == e.position && row.channel == e.channel
+                #expect(same && row.deviceId == e.deviceId && row.state == e.state && row.reason == e.reason)
+            }
+            #expect(Set(rows.map(\.id)).count == rows.count)
+        }
+        #expect(suppressed.count == 200)
+        #expect(Set(suppressed.map(\.notificationId)) == ["g1", "g2"])
+        #expect(suppressed.allSatisfy { $0.channel == "webpush" && $0.reason == "unless-delivered: fcm" })
     }
 
     @Test(arguments: StoreKind.allCases) func aBatchOfDevicesIsUpsertedInOrder(store kind: StoreKind) throws {
@@ -101,7 +153,7 @@ import Testing
         _ = try SQLiteStore(path: path)
         let store = try SQLiteStore(path: path, access: .readOnly)
         #expect(throws: StoreError.self) {
-            _ = try store.insertNotifications([Self.item("x", rows: 1)], now: Self.t0)
+            _ = try store.insertNotifications([Self.item("x", rows: 1)], now: Self.t0) { _ in }
         }
         #expect(throws: StoreError.self) {
             _ = try store.upsertDevicesIndividually(

@@ -247,12 +247,14 @@ final class HeldStore: HeraldStore {
         return number
     }
 
-    func insertNotifications(_ items: [NotificationInsert], now: Date) throws -> [Result<Void, any Error>] {
+    func insertNotifications(
+        _ items: [NotificationInsert], now: Date, suppressed: (DeliveryRecord) -> Void
+    ) throws -> [Result<Int, any Error>] {
         let number = enter(items.map(\.notification.id), devices: false)
         if state.withLock({ $0.failingBatch == number }) {
             throw StoreError.writeFailed(operation: "store notifications", detail: "disk full (test)")
         }
-        let results = try base.insertNotifications(items, now: now)
+        let results = try base.insertNotifications(items, now: now, suppressed: suppressed)
         state.withLock { s in
             for (item, r) in zip(items, results) where (try? r.get()) != nil {
                 s.committed.insert(item.notification.id)

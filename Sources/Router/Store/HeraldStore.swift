@@ -124,7 +124,9 @@ public protocol HeraldStore: Sendable {
     // serve (group commit): defaults at the end of this file.
     /// Persists each notification as ``insertNotification(_:steps:deliveries:now:)`` does; see the
     /// default at the end of this file.
-    func insertNotifications(_ items: [NotificationInsert], now: Date) throws -> [Result<Void, any Error>]
+    func insertNotifications(
+        _ items: [NotificationInsert], now: Date, suppressed: (DeliveryRecord) -> Void
+    ) throws -> [Result<Int, any Error>]
     /// Upserts each device as ``upsertDevice(_:now:)`` does, each on its own; see the default at the end
     /// of this file.
     func upsertDevicesIndividually(_ devices: [Device], now: Date) throws -> [Result<UpsertResult, any Error>]
@@ -298,17 +300,40 @@ extension HeraldStore {
 // MARK: serve
 
 extension HeraldStore {
-    /// Persists every item as ``insertNotification(_:steps:deliveries:now:)`` does and returns one
-    /// result per item, in input order: an item that fails (``StoreError/duplicateNotification(_:)``,
-    /// a refused row) fails alone and the others are stored. Throws only when the batch as a whole
-    /// could not be stored; then none of it is.
+    /// Persists every item (its deliveries as ``insertNotification(_:steps:deliveries:now:)`` stores
+    /// them, its groups expanded as ``insertNotification(_:steps:groups:now:suppressed:)`` does) and
+    /// returns one result per item, in input order: the number of rows stored for it, or its error (an
+    /// item that fails, ``StoreError/duplicateNotification(_:)`` or a refused row, fails alone and the
+    /// others are stored). `suppressed` gets the rows suppressed at plan time of the stored items.
+    /// Throws only when the batch as a whole could not be stored; then none of it is.
     ///
     /// This default stores each item in its own transaction. ``SQLiteStore`` overrides it with one
     /// transaction for the whole batch (a savepoint per item): group commit.
-    public func insertNotifications(_ items: [NotificationInsert], now: Date) throws -> [Result<Void, any Error>] {
+    public func insertNotifications(
+        _ items: [NotificationInsert], now: Date, suppressed: (DeliveryRecord) -> Void
+    ) throws -> [Result<Int, any Error>] {
         items.map { item in
             Result {
-                try insertNotification(item.notification, steps: item.steps, deliveries: item.deliveries, now: now)
+                if item.deliveries.isEmpty {
+                    var planSuppressed: [DeliveryRecord] = []
+                    let rows = try insertNotification(
+                        item.notification, steps: item.steps, groups: item.groups, now: now
+                    ) { planSuppressed.append($0) }
+                    for r in planSuppressed { suppressed(r) }
+                    return rows
+                }
+                var rows = item.deliveries
+                if !item.groups.isEmpty {
+                    var keys: [(deviceId: String, platform: String)] = []
+                    if item.groups.contains(where: { $0.platforms != nil }) {
+                        keys = try devices(namespace: item.notification.namespace).map { ($0.deviceId, $0.platform) }
+                    }
+                    rows += OutboxGroup.expand(
+                        item.groups, notificationId: item.notification.id, devices: keys, now: now)
+                }
+                try insertNotification(item.notification, steps: item.steps, deliveries: rows, now: now)
+                for r in rows where r.state == .suppressed { suppressed(r) }
+                return rows.count
             }
         }
     }

@@ -18,85 +18,92 @@ extension SQLiteStore {
         suppressed: (DeliveryRecord) -> Void
     ) throws -> Int {
         try checkWritable("store a notification")
-        let n = notification
         let at = SQLiteStore.ms(now)
-        var suppressedRows: [DeliveryRecord] = []
-        let written = try db.transaction { c -> Int in
-            try SQLiteStore.insertNotificationRow(n, steps: steps, at: at, c)
-            var platformCounts: [String: Int] = [:]
-            if groups.contains(where: { $0.platforms != nil }) {
-                platformCounts = try SQLiteStore.platformCounts(namespace: n.namespace, c)
-            }
-            try SQLiteStore.appendEvent(
-                c, namespace: n.namespace, kind: "notification", notificationId: n.id,
-                data: EventLogData.notification(
-                    id: n.id, namespace: n.namespace,
-                    planned: OutboxGroup.rowCount(groups, platformCounts: platformCounts)),
-                at: at)
-            var written = 0
-            var batch: [DeliveryRecord] = []
-            batch.reserveCapacity(SQLiteStore.insertBatch)
-            func flush() throws {
-                guard !batch.isEmpty else { return }
-                try SQLiteStore.insertDeliveryRows(batch[...], at: at, c)
-                // Deliveries suppressed at plan time are outcomes too.
-                for d in batch where d.state == .suppressed {
-                    try SQLiteStore.appendEvent(
-                        c, namespace: n.namespace, kind: "delivery", notificationId: n.id,
-                        data: EventLogData.delivery(
-                            notificationId: n.id, channel: d.channel, deviceId: d.deviceId, outcome: "suppressed",
-                            attempt: 0, reason: d.reason), at: at)
-                    suppressedRows.append(d)
-                }
-                written += batch.count
-                batch.removeAll(keepingCapacity: true)
-            }
-            for g in groups {
-                guard let platforms = g.platforms else {
-                    var ids = UUIDGenerator.makeTimeOrdered(1, at: at, random: SystemRandom()).makeIterator()
-                    batch += g.rows(notificationId: n.id, devices: [], now: now) {
-                        ids.next() ?? UUIDGenerator.make(random: SystemRandom())
-                    }
-                    if batch.count >= SQLiteStore.insertBatch { try flush() }
-                    continue
-                }
-                guard !platforms.isEmpty else { continue }
-                let list = platforms.sorted()
-                if g.state == .pending {
-                    try flush()
-                    written += try SQLiteStore.insertGroupRows(
-                        g, notificationId: n.id, namespace: n.namespace,
-                        platforms: list, at: at, c)
-                    continue
-                }
-                var after: (String, String)?
-                while true {
-                    let cursor: SQL = after.map { "AND (device_id, platform) > (\($0.0), \($0.1))" } ?? ""
-                    let page = try c.query(
-                        """
-                        SELECT device_id, platform FROM devices
-                        WHERE namespace = \(n.namespace) AND platform IN (\(list: list)) \(cursor)
-                        ORDER BY device_id, platform LIMIT \(SQLiteStore.insertBatch)
-                        """
-                    ).compactMap { row -> (deviceId: String, platform: String)? in
-                        guard let id = row.string("device_id"), let p = row.string("platform") else { return nil }
-                        return (id, p)
-                    }
-                    guard let last = page.last else { break }
-                    var ids = UUIDGenerator.makeTimeOrdered(page.count, at: at, random: SystemRandom()).makeIterator()
-                    batch += g.rows(notificationId: n.id, devices: page, now: now) {
-                        ids.next() ?? UUIDGenerator.make(random: SystemRandom())
-                    }
-                    if batch.count >= SQLiteStore.insertBatch { try flush() }
-                    if page.count < SQLiteStore.insertBatch { break }
-                    after = (last.deviceId, last.platform)
-                }
-            }
-            try flush()
-            return written
+        let (written, suppressedRows) = try db.transaction { c in
+            try SQLiteStore.insertItem(
+                NotificationInsert(notification: notification, steps: steps, groups: groups), at: at, now: now, c)
         }
         for r in suppressedRows { suppressed(r) }
         return written
+    }
+
+    /// One notification inside the caller's transaction: its row, the delivery rows given, the rows of
+    /// its outbox groups, then its `notification` event-log entry (`planned`: every row written) and
+    /// one `delivery` entry per row suppressed at plan time. Returns the number of rows and the
+    /// suppressed ones. An id already stored is ``StoreError/duplicateNotification(_:)``.
+    static func insertItem(_ item: NotificationInsert, at: Int64, now: Date, _ c: SQLiteConnection) throws
+        -> (rows: Int, suppressed: [DeliveryRecord])
+    {
+        let n = item.notification
+        try insertNotificationRow(n, steps: item.steps, at: at, c)
+        var written = 0
+        var suppressedRows: [DeliveryRecord] = []
+        var batch: [DeliveryRecord] = []
+        batch.reserveCapacity(insertBatch)
+        func flush() throws {
+            guard !batch.isEmpty else { return }
+            try insertDeliveryRows(batch[...], at: at, c)
+            suppressedRows += batch.filter { $0.state == .suppressed }
+            written += batch.count
+            batch.removeAll(keepingCapacity: true)
+        }
+        for d in item.deliveries {
+            batch.append(d)
+            if batch.count >= insertBatch { try flush() }
+        }
+        for g in item.groups {
+            guard let platforms = g.platforms else {
+                var ids = UUIDGenerator.makeTimeOrdered(1, at: at, random: SystemRandom()).makeIterator()
+                batch += g.rows(notificationId: n.id, devices: [], now: now) {
+                    ids.next() ?? UUIDGenerator.make(random: SystemRandom())
+                }
+                if batch.count >= insertBatch { try flush() }
+                continue
+            }
+            guard !platforms.isEmpty else { continue }
+            let list = platforms.sorted()
+            if g.state == .pending {
+                try flush()
+                written += try insertGroupRows(
+                    g, notificationId: n.id, namespace: n.namespace, platforms: list, at: at, c)
+                continue
+            }
+            var after: (String, String)?
+            while true {
+                let cursor: SQL = after.map { "AND (device_id, platform) > (\($0.0), \($0.1))" } ?? ""
+                let page = try c.query(
+                    """
+                    SELECT device_id, platform FROM devices
+                    WHERE namespace = \(n.namespace) AND platform IN (\(list: list)) \(cursor)
+                    ORDER BY device_id, platform LIMIT \(insertBatch)
+                    """
+                ).compactMap { row -> (deviceId: String, platform: String)? in
+                    guard let id = row.string("device_id"), let p = row.string("platform") else { return nil }
+                    return (id, p)
+                }
+                guard let last = page.last else { break }
+                var ids = UUIDGenerator.makeTimeOrdered(page.count, at: at, random: SystemRandom()).makeIterator()
+                batch += g.rows(notificationId: n.id, devices: page, now: now) {
+                    ids.next() ?? UUIDGenerator.make(random: SystemRandom())
+                }
+                if batch.count >= insertBatch { try flush() }
+                if page.count < insertBatch { break }
+                after = (last.deviceId, last.platform)
+            }
+        }
+        try flush()
+        try appendEvent(
+            c, namespace: n.namespace, kind: "notification", notificationId: n.id,
+            data: EventLogData.notification(id: n.id, namespace: n.namespace, planned: written), at: at)
+        // Deliveries suppressed at plan time are outcomes too.
+        for d in suppressedRows {
+            try appendEvent(
+                c, namespace: n.namespace, kind: "delivery", notificationId: n.id,
+                data: EventLogData.delivery(
+                    notificationId: n.id, channel: d.channel, deviceId: d.deviceId, outcome: "suppressed",
+                    attempt: 0, reason: d.reason), at: at)
+        }
+        return (written, suppressedRows)
     }
 
     /// Writes one pending row per device of `namespace` on `platforms` for group `g` with one

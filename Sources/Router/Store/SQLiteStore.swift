@@ -398,10 +398,10 @@ public final class SQLiteStore: HeraldStore {
         _ notification: HeraldNotification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
     ) throws {
         try checkWritable("store a notification")
-        try db.transaction { c in
-            try SQLiteStore.insertRows(
+        _ = try db.transaction { c in
+            try SQLiteStore.insertItem(
                 NotificationInsert(notification: notification, steps: steps, deliveries: deliveries),
-                at: SQLiteStore.ms(now), c)
+                at: SQLiteStore.ms(now), now: now, c)
         }
     }
 
