@@ -186,16 +186,38 @@ extension SQLiteStore {
         try db.withConnection { c in try SQLiteStore.platformCounts(namespace: namespace, c) }
     }
 
-    /// See ``HeraldStore``: one query for every key.
+    /// See ``HeraldStore``: one query for every key, the device ids bound as an `IN` list (the
+    /// primary key's `(namespace, device_id)` prefix) and the platforms filtered here, in
+    /// `(device_id, platform)` order.
     public func devices(namespace: String, keys: [(deviceId: String, platform: String)]) throws -> [Device] {
         guard !keys.isEmpty else { return [] }
-        let list = JSONValue.array(keys.map { .array([.string($0.deviceId), .string($0.platform)]) }).canonicalString
-        return try db.query(
-            """
-            SELECT * FROM devices WHERE namespace = \(namespace) AND (device_id, platform) IN (
-              SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(\(list)))
-            """
-        ).map(SQLiteStore.decodeDevice)
+        struct Key: Hashable {
+            let deviceId: String
+            let platform: String
+        }
+        let wanted = Set(keys.map { Key(deviceId: $0.deviceId, platform: $0.platform) })
+        var devices: [Device] = []
+        devices.reserveCapacity(keys.count)
+        // At most 500 ids a statement: SQLite's limit on bound values is far above, and a page of
+        // the executor is 125.
+        var start = 0
+        let ids = Array(Set(keys.map(\.deviceId))).sorted()
+        while start < ids.count {
+            let slice = ids[start..<min(ids.count, start + 500)]
+            start += 500
+            for row in try db.query(
+                """
+                SELECT * FROM devices WHERE namespace = \(namespace) AND device_id IN (\(list: slice))
+                ORDER BY device_id, platform
+                """)
+            {
+                guard let id = row.string("device_id"), let platform = row.string("platform"),
+                    wanted.contains(Key(deviceId: id, platform: platform))
+                else { continue }
+                devices.append(try SQLiteStore.decodeDevice(row))
+            }
+        }
+        return devices
     }
 
     /// See ``HeraldStore``: one query grouped by `(step, channel)`, the order of the
@@ -279,39 +301,41 @@ extension SQLiteStore {
     }
 
     /// Applies attempt results (distinct deliveries) inside the caller's transaction with one
-    /// `UPDATE … FROM json_each`, one multi-row event-log `INSERT` and one multi-row attempts `INSERT`
-    /// (dead devices are removed row by row): the same rows, entries and removals as recording them
-    /// one by one, in the same order.
+    /// `UPDATE … FROM` a bound `VALUES` list (per 1,000 results), one multi-row event-log `INSERT` and
+    /// one multi-row attempts `INSERT` (dead devices are removed row by row): the same rows, entries
+    /// and removals as recording them one by one, in the same order.
     static func recordBatch(_ attempts: [AttemptRecord], now: Date, _ c: SQLiteConnection) throws -> [Device] {
         let at = ms(now)
-        func text(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
-        func number(_ n: Int?) -> JSONValue { n.map { .number(Double($0)) } ?? .null }
-        let rows = JSONValue.array(
-            attempts.map { a in
-                .array([
-                    .string(a.deliveryId), .string(a.state.rawValue), .number(Double(a.attempt)),
-                    a.nextAttemptAt.map { .number(Double(ms($0))) } ?? .null, number(a.status), text(a.reason),
-                    text(a.providerMessageId),
-                    a.details.isEmpty
-                        ? .null : .string(JSONValue.object(a.details.mapValues { .string($0) }).canonicalString),
-                ])
+        var updated: [SQLiteRow] = []
+        var start = 0
+        while start < attempts.count {
+            let slice = attempts[start..<min(attempts.count, start + 1_000)]
+            start += 1_000
+            var sql: SQL = "WITH j(id, state, attempt, next_at, status, reason, provider_id, details) AS (VALUES "
+            sql.reserveBindings(slice.count * 8)
+            for (i, a) in zip(0..., slice) {
+                if i > 0 { sql.appendLiteral(",") }
+                let nextAt = a.nextAttemptAt.map { ms($0) }
+                let details = a.details.isEmpty
+                    ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
+                sql.append(
+                    """
+                    (\(a.deliveryId), \(a.state.rawValue), \(a.attempt), \(nextAt), \(a.status), \(a.reason), \
+                    \(a.providerMessageId), \(details))
+                    """)
             }
-        ).canonicalString
-        let updated = try c.query(
-            """
-            UPDATE deliveries SET state = j.state, attempts = j.attempt, next_attempt_at = j.next_at, status = j.status,
-              reason = j.reason, provider_id = COALESCE(j.provider_id, deliveries.provider_id),
-              details = COALESCE(j.details, deliveries.details), lease_owner = NULL, lease_until = NULL,
-              updated_at = \(at)
-            FROM (
-              SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS state,
-                json_extract(value, '$[2]') AS attempt, json_extract(value, '$[3]') AS next_at,
-                json_extract(value, '$[4]') AS status, json_extract(value, '$[5]') AS reason,
-                json_extract(value, '$[6]') AS provider_id, json_extract(value, '$[7]') AS details
-              FROM json_each(\(rows))) AS j
-            WHERE deliveries.id = j.id
-            RETURNING deliveries.id AS id, notification_id, channel, device_id
-            """)
+            sql.append(
+                """
+                )
+                UPDATE deliveries SET state = j.state, attempts = j.attempt, next_attempt_at = j.next_at,
+                  status = j.status, reason = j.reason, provider_id = COALESCE(j.provider_id, deliveries.provider_id),
+                  details = COALESCE(j.details, deliveries.details), lease_owner = NULL, lease_until = NULL,
+                  updated_at = \(at)
+                FROM j WHERE deliveries.id = j.id
+                RETURNING deliveries.id AS id, notification_id, channel, device_id
+                """)
+            updated += try c.query(sql)
+        }
         var found: [String: (notificationId: String, channel: String, deviceId: String?)] = [:]
         for row in updated {
             guard let id = row.string("id"), let nid = row.string("notification_id"),
