@@ -487,7 +487,8 @@ public final class Router: Sendable {
     /// else the SQLite file at `store.path`.
     static func openStore(_ config: HeraldConfig, clock: any HeraldClock) throws -> any HeraldStore {
         if let url = config.storeURL { return try PostgresStore(url: url, clock: clock) }
-        return try SQLiteStore(path: config.storePath, clock: clock)
+        return try SQLiteStore(
+            path: config.storePath, clock: clock, cacheBytes: config.storeCache ?? SQLiteStore.defaultCacheBytes)
     }
 
     /// Waits up to `wait` for new work: a `NOTIFY` from another process on a PostgreSQL store,

@@ -1,9 +1,11 @@
 import ChannelAPI
-import Router
 import RouterTesting
 import Testing
 
-/// `store.url`, `store.lease` and `HERALD_STORE_URL` (issue 18): precedence, and errors with positions.
+@testable import Router
+
+/// `store.url`, `store.lease`, `store.cache` and `HERALD_STORE_URL` (issue 18): precedence, and errors
+/// with positions.
 @Suite struct StoreConfigTests {
     static let rest = "channels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n"
     static let registry = ChannelRegistry([RecordingChannel().factory(type: "rec", platforms: ["ios"])])
@@ -40,10 +42,31 @@ import Testing
         let lease = #expect(throws: ConfigError.self) { try Self.parse("{ lease: 0s }") }
         #expect(lease?.description.contains("store.lease must be between 1s and 1h") == true)
         let key = #expect(throws: ConfigError.self) { try Self.parse("{ host: db }") }
-        #expect(key?.description.contains("expected path, url, lease") == true)
+        #expect(key?.description.contains("expected path, url, lease, cache") == true)
         let env = #expect(throws: ConfigError.self) {
             try Self.parse("{ path: /tmp/x.db }", environment: ["HERALD_STORE_URL": "db:5432"])
         }
         #expect(env?.description.contains("HERALD_STORE_URL must be a postgresql:// URL") == true)
+    }
+
+    /// `store.cache` sizes the SQLite page cache of the store a router opens (read back from SQLite);
+    /// without it the store gets SQLite's default of 2 MiB; out of range or not a size is an error
+    /// at its position.
+    @Test func cacheSizesTheSQLitePageCache() async throws {
+        let dir = Harness.tempPath()
+        let sized = try Self.parse("{ path: \(dir)-a.db, cache: 512KiB }")
+        #expect(sized.storeCache == 512 * 1024)
+        #expect(try Self.parse("{ path: /tmp/x.db }").storeCache == nil)
+        for (config, kib) in [(sized, 512), (try Self.parse("{ path: \(dir)-b.db }"), 2048)] {
+            let router = try await Router(config: config, registry: Self.registry)
+            let store = try #require(router.store as? SQLiteStore)
+            #expect(try store.db.queryOne("PRAGMA cache_size")?.int("cache_size") == Int64(-kib))
+            await router.shutdown()
+        }
+        for bad in ["64KiB", "2GiB", "lots", "-1MiB"] {
+            let error = #expect(throws: ConfigError.self) { try Self.parse("{ cache: \(bad) }") }
+            #expect(error?.description.hasPrefix("h.yaml:2:17:") == true, "\(error?.description ?? "")")
+            #expect(error?.description.contains("store.cache must be a size from 128KiB to 1024MiB") == true)
+        }
     }
 }

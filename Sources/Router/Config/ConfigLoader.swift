@@ -144,6 +144,7 @@ public enum ConfigLoader {
             var storePath = heraldHome + "/herald.db"
             var storeURL: String?
             var storeLease: Duration?
+            var storeCache: Int?
             if let s = byKey["store"]?.value, !s.isNull {
                 for e in try s.mapping("store") {
                     switch e.key {
@@ -166,7 +167,15 @@ public enum ConfigLoader {
                             throw e.value.error("store.lease must be between 1s and 1h")
                         }
                         storeLease = lease
-                    default: throw e.keyNode.error("unknown key '\(e.key)' in store (expected path, url, lease)")
+                    case "cache":
+                        let text = try e.value.string("store.cache")
+                        guard let size = ServerConfig.parseSize(text), ((128 << 10)...(1 << 30)).contains(size) else {
+                            throw e.value.error(
+                                "store.cache must be a size from 128KiB to 1024MiB (2MiB, 512KiB), got \"\(text)\"")
+                        }
+                        storeCache = size
+                    default:
+                        throw e.keyNode.error("unknown key '\(e.key)' in store (expected path, url, lease, cache)")
                     }
                 }
             }
@@ -245,6 +254,7 @@ public enum ConfigLoader {
             }
             return HeraldConfig(
                 file: file, version: version, storePath: storePath, storeURL: storeURL, storeLease: storeLease,
+                storeCache: storeCache,
                 caFile: caFile, http: http, retention: retention, logLevel: logLevel, channels: channels,
                 routes: routes, warnings: warnings, server: server)
         }

@@ -15,6 +15,8 @@ public struct HeraldConfig: Sendable {
     public var storeURL: String? = nil
     /// `store.lease`: how long a claim on an outbox row lasts; nil keeps ``RouterOptions/leaseDuration``.
     public var storeLease: Duration? = nil
+    /// `store.cache`: the SQLite page cache in bytes; nil keeps ``SQLiteStore/defaultCacheBytes``.
+    public var storeCache: Int? = nil
     /// Extra trusted CA bundle for outgoing TLS.
     public var caFile: String?
     /// HTTP client tuning from `http:`; unset fields keep ``RouterOptions/http``.
