@@ -316,7 +316,8 @@ extension SQLiteStore {
             for (i, a) in zip(0..., slice) {
                 if i > 0 { sql.appendLiteral(",") }
                 let nextAt = a.nextAttemptAt.map { ms($0) }
-                let details = a.details.isEmpty
+                let details =
+                    a.details.isEmpty
                     ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
                 sql.append(
                     """
