@@ -43,11 +43,12 @@ public enum UUIDGenerator {
         return out
     }
 
-    /// A series of version-7 UUIDs for the millisecond `millis` that a database can number itself
-    /// (RFC 9562 §6.2, method 2: a random value incremented per id): id `k` (from 1) is `prefix`
-    /// followed by the 12 hex digits of `(base + k) mod 2^48`. The first 20 hex digits (timestamp,
-    /// version, 12 random bits, variant and 14 random bits) are shared; ids of one series are
-    /// distinct for up to 2^48 members, and in order until the counter wraps.
+    /// A series of version-7 UUIDs for the millisecond `millis` that a database can number itself:
+    /// member `k` is `prefix` followed by the 12 hex digits of `(base + k) mod 2^48`, so distinct
+    /// `k` below 2^48 give distinct ids (SQLite numbers them by a device's `rowid`, PostgreSQL by
+    /// `row_number()`; consecutive `k` make RFC 9562 §6.2's method 2, a random value incremented per
+    /// id). The first 20 hex digits (timestamp, version, 12 random bits, variant and 14 random bits)
+    /// are shared, and 74 random bits in all separate one series from another of the same millisecond.
     /// - Returns: `prefix`, 24 characters (`tttttttt-tttt-7xxx-yxxx-`), and `base`, below 2^48.
     public static func timeOrderedSeries(at millis: Int64, random: any RandomSource) -> (prefix: String, base: Int64) {
         let r = random.bytes(10)

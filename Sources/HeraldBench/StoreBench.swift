@@ -4,7 +4,9 @@ import Router
 
 /// The store's hot paths on their own, in CPU time of the calling thread (so other processes on a
 /// loaded machine move the figures less than wall time): persist one notification with N outbox
-/// rows, claim them, and record N results in the router's chunks of 125. Each round uses a fresh
+/// rows given, claim them, and record N results in the router's chunks of 125; then, with N devices
+/// registered, persist one whose outline the store expands against them (`expand`: what `send` and
+/// `POST /v1/notifications` do). Each round uses a fresh
 /// store file; the line reports the fastest and the median round. With a PostgreSQL `url` the rounds
 /// run on that database (new notification ids each round), and the wall time matters most there:
 /// the server does the work.
@@ -16,6 +18,8 @@ enum StoreBench {
         var insertWall: [Double] = []
         var claimWall: [Double] = []
         var recordWall: [Double] = []
+        var expand: [Double] = []
+        var expandWall: [Double] = []
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         for _ in 0..<max(1, rounds) {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
@@ -57,6 +61,23 @@ enum StoreBench {
             }
             record.append(threadCPU() - t0)
             recordWall.append(wall() - w0)
+            // The send path's persist: N registered devices, and the store expands the planner's
+            // outline against them (`insertNotification(_:steps:groups:…)`, no row built in Swift).
+            _ = try store.upsertDevices(
+                (0..<deliveries).map {
+                    Device(deviceId: "device-\($0)", platform: "phone", fields: ["token": .string("t\($0)")])
+                }, now: now)
+            let fanOut = HeraldNotification(title: "Build finished", body: "All tests passed")
+            let group = OutboxGroup(
+                step: 0, position: 0, channel: "rec", platforms: ["phone"], state: .pending, reason: nil)
+            t0 = threadCPU()
+            w0 = wall()
+            let expanded = try store.insertNotification(
+                fanOut, steps: [StepRule(mode: .all, unlessDelivered: nil, timeout: nil)], groups: [group], now: now
+            ) { _ in }
+            expand.append(threadCPU() - t0)
+            expandWall.append(wall() - w0)
+            guard expanded >= deliveries else { throw BenchError("the outline expanded to \(expanded) rows") }
         }
         func figures(_ values: [Double]) -> JSONValue {
             let sorted = values.sorted()
@@ -70,6 +91,7 @@ enum StoreBench {
             "deliveries": .number(Double(deliveries)), "rounds": .number(Double(rounds)),
             "insert_cpu": figures(insert), "claim_cpu": figures(claim), "record_cpu": figures(record),
             "insert_wall": figures(insertWall), "claim_wall": figures(claimWall), "record_wall": figures(recordWall),
+            "expand_cpu": figures(expand), "expand_wall": figures(expandWall),
         ]).canonicalString
     }
 

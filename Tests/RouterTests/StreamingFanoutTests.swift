@@ -205,9 +205,10 @@ import Testing
         await h.router.shutdown()
     }
 
-    /// SQLite numbers a pending group's ids itself (`INSERT … SELECT` with `printf`): they are
-    /// well-formed version-7 UUIDs of the insert's millisecond, distinct, and the members of one
-    /// series in insertion (device) order, as ``UUIDGenerator/seriesMember(prefix:base:_:)`` makes them.
+    /// SQLite forms a pending group's ids itself (`INSERT … SELECT` with `printf`): they are
+    /// well-formed version-7 UUIDs of the insert's millisecond, distinct, rows in device order, each
+    /// the member of one series numbered by its device's rowid, as
+    /// ``UUIDGenerator/seriesMember(prefix:base:_:)`` makes them.
     @Test func idsNumberedBySQLiteAreOneWellFormedSeries() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-series-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -222,10 +223,17 @@ import Testing
         let first = try #require(rows.first?.id)
         let millis = ManualClock().now().millisecondsSince1970
         #expect(first.prefix(13) == UUIDGenerator.makeTimeOrdered(1, at: millis, random: SystemRandom())[0].prefix(13))
+        // Member k of the series is numbered by the device's rowid.
+        var rowids: [String: Int64] = [:]
+        for row in try store.db.query("SELECT rowid AS r, device_id FROM devices") {
+            if let id = row.string("device_id"), let r = row.int("r") { rowids[id] = r }
+        }
         let prefix = String(first.prefix(24))
-        let base = try #require(Int64(first.suffix(12), radix: 16)) - 1
-        for (k, row) in rows.enumerated() {
-            #expect(row.id == UUIDGenerator.seriesMember(prefix: prefix, base: base, Int64(k + 1)))
+        let firstRowid = try #require(rowids[rows[0].deviceId ?? ""])
+        let base = try #require(Int64(first.suffix(12), radix: 16)) - firstRowid
+        for row in rows {
+            let k = try #require(rowids[row.deviceId ?? ""])
+            #expect(row.id == UUIDGenerator.seriesMember(prefix: prefix, base: base, k))
             #expect(UUID(uuidString: row.id) != nil)
             #expect(Array(row.id)[14] == "7" && "89ab".contains(Array(row.id)[19]), "\(row.id)")
         }
