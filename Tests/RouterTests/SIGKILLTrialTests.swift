@@ -47,6 +47,10 @@ import Testing
             seed: Self.baseSeed &+ UInt64(plan.devices) &* 31
                 &+ UInt64(Victim.allCases.firstIndex(of: plan.victim) ?? 0))
         var killedMidWay = 0
+        // Early kills the test's own scheduling delayed well past their moment (a loaded pool runs
+        // the sleeping task late) and that then came after the victim's exit: not held against the
+        // mid-way rule below, which checks the test's kill timing, not the code under test.
+        var lateAfterExit = 0
         // Under a sanitizer each process is 5–20× slower: one trial per plan keeps the run bounded.
         let trials = TestTiming.underSanitizer ? 1 : plan.trials
         for trial in 0..<trials {
@@ -74,10 +78,13 @@ import Testing
                 }
             let sendsBefore = try await fixture.server.requests().filter { $0.path.hasSuffix("messages:send") }.count
             let victim = try fixture.spawn(args)
+            var overslept = false
             if trialRNG.next() % 2 == 0 {
                 // Early: a random moment in the window (start-up, planning, the first sends).
                 let delay = Double(trialRNG.next() % 1_000_000) / 1_000_000 * plan.window.seconds
+                let asleep = ContinuousClock.now
                 try await Task.sleep(for: .seconds(delay))
+                overslept = ContinuousClock.now - asleep > .seconds(delay) + .milliseconds(300)
             } else {
                 // In flight: once the sink has seen a random number of this fan-out's sends.
                 let seen = Int(trialRNG.next() % UInt64(plan.devices)) + 1
@@ -89,7 +96,7 @@ import Testing
                     try await Task.sleep(for: .milliseconds(10))
                 }
             }
-            if victim.isRunning { killedMidWay += 1 }
+            if victim.isRunning { killedMidWay += 1 } else if overslept { lateAfterExit += 1 }
             let ended = try await victim.kill()
             if plan.victim == .send && ended.terminatedBySignal {
                 // The hub saw its `send` die, so it sends again: the same id is either routed now
@@ -115,8 +122,8 @@ import Testing
         }
         // A kill that lands after the victim finished still counts as a trial, but a third must land mid-way.
         #expect(
-            TestTiming.underSanitizer || killedMidWay * 3 >= trials,
-            "only \(killedMidWay) of \(trials) kills landed mid-way")
+            TestTiming.underSanitizer || killedMidWay * 3 >= trials - lateAfterExit,
+            "only \(killedMidWay) of \(trials) kills landed mid-way (\(lateAfterExit) came late after the exit)")
     }
 }
 
