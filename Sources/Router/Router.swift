@@ -220,18 +220,22 @@ public final class Router: Sendable {
     /// outlines the outbox from the namespace's device count per platform and the store expands it
     /// against the devices page by page (``HeraldStore/insertNotification(_:steps:groups:now:suppressed:)``),
     /// so no list of devices or deliveries is held. Returns what `send` executes from.
-    func persist(_ notification: HeraldNotification, graph g: RouterGraph, cooled: Set<Int>? = nil) throws
-        -> StoredNotification
-    {
+    func persist(
+        _ notification: HeraldNotification, graph g: RouterGraph, cooled: Set<Int>? = nil, leased: Bool = false
+    ) throws -> StoredNotification {
         let now = options.clock.now()
         let cooled = try cooled ?? touchCooldowns(notification, graph: g, now: now)
         let counts = try store.devicePlatformCounts(namespace: notification.namespace)
         let outline = Planner.outline(
             notification, config: g.config, platformCounts: counts, cooledDownSteps: cooled)
         let hub = self.hub
-        _ = try store.insertNotification(notification, steps: outline.steps, groups: outline.groups, now: now) {
-            hub.emit(.delivery($0))
-        }
+        // A send attempts its rows at once: they are born leased to this process's sender, so the
+        // in-process worker (or another host's) does not take them first and leave the send's report
+        // showing them untried. A sender that dies leaves them claimable when the lease runs out.
+        let lease = leased ? OutboxLease(owner: owner, until: now.adding(executor.leaseDuration)) : nil
+        _ = try store.insertNotification(
+            notification, steps: outline.steps, groups: outline.groups, lease: lease, now: now
+        ) { hub.emit(.delivery($0)) }
         if let tag = notification.collapseTag {
             try store.addBadgeTag(namespace: notification.namespace, tag: tag, now: now)
         }
@@ -265,7 +269,7 @@ public final class Router: Sendable {
         let g = currentGraph
         let stored: StoredNotification
         do {
-            stored = try persist(notification, graph: g)
+            stored = try persist(notification, graph: g, leased: true)
         } catch {
             // Another sender stored the same id between the check and the insert.
             if let existing = try store.notification(id: notification.id) {

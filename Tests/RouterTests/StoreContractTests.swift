@@ -337,6 +337,48 @@ import Testing
     }
 
     /// The namespace's device count per platform and the devices of a list of keys, one query each.
+    /// Rows stored with a lease (a sender about to attempt them) are claimed by nobody else until it
+    /// runs out: not by a worker's batch claim, not by another owner's claim; the lease's owner claims
+    /// them at once; once the lease has run out anyone may. Suppressed rows carry no lease.
+    @Test(arguments: StoreKind.allCases) func rowsBornLeasedAreTheSendersUntilTheLeaseRunsOut(store kind: StoreKind)
+        throws
+    {
+        let store = try kind.open()
+        _ = try store.upsertDevices(
+            (0..<5).map { Device(deviceId: "d\($0)", platform: "phone", fields: ["token": .string("t\($0)")]) },
+            now: Self.t0)
+        let groups = [
+            OutboxGroup(step: 0, position: 0, channel: "fcm", platforms: ["phone"], state: .pending, reason: nil),
+            OutboxGroup(step: 0, position: 1, channel: "sink", platforms: nil, state: .pending, reason: nil),
+        ]
+        let until = Self.t0.addingTimeInterval(60)
+        let rows = try store.insertNotification(
+            HeraldNotification(id: "leased", title: "t"), steps: Self.all, groups: groups,
+            lease: OutboxLease(owner: "sender", until: until), now: Self.t0
+        ) { _ in }
+        #expect(rows == 6)
+        let worker = try store.claimPendingBatch(owner: "worker", until: until, now: Self.t0, limit: 100)
+        #expect(worker.deliveries.isEmpty, "a worker took \(worker.deliveries.count) rows born leased")
+        let other = try store.claimPending(
+            notificationId: "leased", step: 0, channel: "fcm", owner: "other", until: until, now: Self.t0)
+        #expect(other.isEmpty)
+        let mine = try store.claimPending(
+            notificationId: "leased", step: 0, channel: "fcm", owner: "sender", until: until.addingTimeInterval(600),
+            now: Self.t0)
+        #expect(mine.count == 5)
+        // The sink row, never claimed by its sender: free once the lease has run out.
+        let later = until.addingTimeInterval(1)
+        let expired = try store.claimPendingBatch(
+            owner: "worker", until: later.addingTimeInterval(60), now: later, limit: 100)
+        #expect(expired.deliveries.map(\.channel) == ["sink"])
+        // Without a lease, the rows are free at once.
+        _ = try store.insertNotification(
+            HeraldNotification(id: "free", title: "t"), steps: Self.all, groups: groups, now: Self.t0
+        ) { _ in }
+        let free = try store.claimPendingBatch(owner: "worker", until: until, now: Self.t0, limit: 100)
+        #expect(free.deliveries.count == 6)
+    }
+
     @Test(arguments: StoreKind.allCases) func platformCountsAndDevicesByKey(store kind: StoreKind) throws {
         let store = try kind.open()
         try Self.registerFanoutDevices(store)

@@ -94,11 +94,13 @@ public protocol HeraldStore: Sendable {
     /// Persists a notification and the rows of `groups` in one transaction, as
     /// ``insertNotification(_:steps:deliveries:now:)`` does, expanding each group against the devices
     /// registered in the notification's namespace (in device order) as the rows are written, so the
-    /// deliveries need not all be in memory. Calls `suppressed` for every row stored `suppressed`
-    /// (after the transaction commits). Returns the number of rows.
+    /// deliveries need not all be in memory. With a `lease`, the pending rows are stored already
+    /// claimed by its owner until its `until` (a sender about to attempt them), so no other owner
+    /// claims them first. Calls `suppressed` for every row stored `suppressed` (after the transaction
+    /// commits). Returns the number of rows.
     func insertNotification(
-        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
-        suppressed: (DeliveryRecord) -> Void
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], lease: OutboxLease?,
+        now: Date, suppressed: (DeliveryRecord) -> Void
     ) throws -> Int
     /// The number of devices per platform registered in `namespace`.
     func devicePlatformCounts(namespace: String) throws -> [String: Int]
@@ -195,8 +197,8 @@ extension HeraldStore {
     /// The default: expands the groups against ``devices(namespace:)`` in memory and calls
     /// ``insertNotification(_:steps:deliveries:now:)`` (one transaction). ``SQLiteStore`` streams instead.
     public func insertNotification(
-        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
-        suppressed: (DeliveryRecord) -> Void
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], lease: OutboxLease?,
+        now: Date, suppressed: (DeliveryRecord) -> Void
     ) throws -> Int {
         var keys: [(deviceId: String, platform: String)] = []
         if groups.contains(where: { $0.platforms != nil }) {
@@ -204,8 +206,28 @@ extension HeraldStore {
         }
         let rows = OutboxGroup.expand(groups, notificationId: notification.id, devices: keys, now: now)
         try insertNotification(notification, steps: steps, deliveries: rows, now: now)
+        if let lease {
+            // Not atomic with the insert (this default has no transaction across calls): the rows
+            // are claimed for the sender right after it.
+            var claimed: Set<String> = []
+            for r in rows where r.state == .pending && claimed.insert("\(r.step)/\(r.channel)").inserted {
+                _ = try claimPending(
+                    notificationId: notification.id, step: r.step, channel: r.channel, owner: lease.owner,
+                    until: lease.until, now: now)
+            }
+        }
         for r in rows where r.state == .suppressed { suppressed(r) }
         return rows.count
+    }
+
+    /// ``insertNotification(_:steps:groups:lease:now:suppressed:)`` with no lease: the rows are free
+    /// for any worker at once (what `enqueue` stores).
+    public func insertNotification(
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
+        suppressed: (DeliveryRecord) -> Void
+    ) throws -> Int {
+        try insertNotification(
+            notification, steps: steps, groups: groups, lease: nil, now: now, suppressed: suppressed)
     }
 
     /// The default: counts ``devices(namespace:)``.

@@ -84,6 +84,23 @@ public struct OutboxGroup: Sendable, Equatable {
     }
 }
 
+/// The lease a notification's pending rows are born with when the process that stores them attempts
+/// them at once (``Router/send(_:)``): nothing else claims them before that sender does (a worker of
+/// the same process, another host's worker), and if the sender dies they become claimable when the
+/// lease runs out, as any claim's would.
+public struct OutboxLease: Sendable, Equatable {
+    /// The lease owner (``LeaseOwner``'s id of the sending process).
+    public var owner: String
+    /// When the lease runs out unless the sender claims (and so renews) the rows first.
+    public var until: Date
+
+    /// Creates a lease.
+    public init(owner: String, until: Date) {
+        self.owner = owner
+        self.until = until
+    }
+}
+
 /// How many deliveries of one (step, channel) of a notification are in one state: what the executor
 /// decides on between steps, without loading every delivery.
 public struct DeliveryTally: Sendable, Equatable {

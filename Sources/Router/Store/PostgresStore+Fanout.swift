@@ -17,8 +17,8 @@ extension PostgresStore {
     /// (debounced) follows when any row is pending. A stored id is
     /// ``StoreError/duplicateNotification(_:)``.
     public func insertNotification(
-        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
-        suppressed: (DeliveryRecord) -> Void
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], lease: OutboxLease?,
+        now: Date, suppressed: (DeliveryRecord) -> Void
     ) throws -> Int {
         let n = notification
         let body = n.json.canonicalString
@@ -46,7 +46,8 @@ extension PostgresStore {
                     if let platforms = g.platforms {
                         guard !platforms.isEmpty else { continue }
                         let statement = Self.groupInsert(
-                            g, notificationId: n.id, namespace: n.namespace, platforms: platforms.sorted(), at: at)
+                            g, notificationId: n.id, namespace: n.namespace, platforms: platforms.sorted(),
+                            lease: lease, at: at)
                         if g.state == .suppressed {
                             rows = try c.query(
                                 """
@@ -70,7 +71,7 @@ extension PostgresStore {
                         // A sink: one row with no device.
                         let id = UUIDGenerator.makeTimeOrdered(1, at: at, random: SystemRandom())[0]
                         rows = g.rows(notificationId: n.id, devices: [], now: now) { id }
-                        try Self.insertSinkRow(g, id: id, notificationId: n.id, at: at, c)
+                        try Self.insertSinkRow(g, id: id, notificationId: n.id, lease: lease, at: at, c)
                         count = 1
                     }
                     written += count
@@ -109,31 +110,39 @@ extension PostgresStore {
     /// (``UUIDGenerator/seriesMember(prefix:base:_:)``: the prefix, then the 12 hex digits of
     /// `(base + k) mod 2^48`).
     static func groupInsert(
-        _ g: OutboxGroup, notificationId: String, namespace: String, platforms: [String], at: Int64
+        _ g: OutboxGroup, notificationId: String, namespace: String, platforms: [String], lease: OutboxLease?,
+        at: Int64
     ) -> PostgresSQL {
         let series = UUIDGenerator.timeOrderedSeries(at: at, random: SystemRandom())
+        // Pending rows of a sender's own notification are born leased to it.
+        let leased = g.state == .pending ? lease : nil
         return """
             INSERT INTO deliveries(
-              id, notification_id, step, position, channel, device_id, platform, state, attempts, reason, updated_at)
+              id, notification_id, step, position, channel, device_id, platform, state, attempts, reason,
+              lease_owner, lease_until, updated_at)
             SELECT \(series.prefix)::text || lpad(to_hex(
                 (\(series.base)::bigint + row_number() OVER (ORDER BY device_id, platform)) & 281474976710655), 12, '0'),
               \(notificationId)::text, \(g.step)::int, \(g.position)::int, \(g.channel)::text, device_id, platform,
-              \(g.state.rawValue)::text, 0, \(g.reason)::text, \(at)::bigint
+              \(g.state.rawValue)::text, 0, \(g.reason)::text, \(leased?.owner)::text,
+              \(leased.map { Self.ms($0.until) })::bigint, \(at)::bigint
             FROM devices WHERE namespace = \(namespace) AND platform = ANY(\(textArray: platforms)::text[])
             ORDER BY device_id, platform
             """
     }
 
     /// Inserts the one row of sink group `g` (no device) inside the caller's transaction.
-    static func insertSinkRow(_ g: OutboxGroup, id: String, notificationId: String, at: Int64, _ c: PostgresConnection)
-        throws
-    {
+    static func insertSinkRow(
+        _ g: OutboxGroup, id: String, notificationId: String, lease: OutboxLease?, at: Int64, _ c: PostgresConnection
+    ) throws {
+        let leased = g.state == .pending ? lease : nil
         try c.run(
             """
             INSERT INTO deliveries(
-              id, notification_id, step, position, channel, device_id, platform, state, attempts, reason, updated_at)
+              id, notification_id, step, position, channel, device_id, platform, state, attempts, reason,
+              lease_owner, lease_until, updated_at)
             VALUES(\(id), \(notificationId), \(g.step)::int, \(g.position)::int, \(g.channel), NULL, NULL,
-              \(g.state.rawValue), 0, \(g.reason)::text, \(at)::bigint)
+              \(g.state.rawValue), 0, \(g.reason)::text, \(leased?.owner)::text,
+              \(leased.map { Self.ms($0.until) })::bigint, \(at)::bigint)
             """)
     }
 

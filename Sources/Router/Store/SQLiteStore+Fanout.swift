@@ -14,14 +14,15 @@ extension SQLiteStore {
     /// and each device's `rowid`, so no row passes through Swift. A group suppressed at plan time reads its devices in pages of
     /// ``insertBatch``, as each row also gets its event-log entry and is handed to `suppressed`.
     public func insertNotification(
-        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], now: Date,
-        suppressed: (DeliveryRecord) -> Void
+        _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], lease: OutboxLease?,
+        now: Date, suppressed: (DeliveryRecord) -> Void
     ) throws -> Int {
         try checkWritable("store a notification")
         let at = SQLiteStore.ms(now)
         let (written, suppressedRows) = try db.transaction { c in
             try SQLiteStore.insertItem(
-                NotificationInsert(notification: notification, steps: steps, groups: groups), at: at, now: now, c)
+                NotificationInsert(notification: notification, steps: steps, groups: groups), lease: lease, at: at,
+                now: now, c)
         }
         for r in suppressedRows { suppressed(r) }
         return written
@@ -30,10 +31,11 @@ extension SQLiteStore {
     /// One notification inside the caller's transaction: its row, the delivery rows given, the rows of
     /// its outbox groups, then its `notification` event-log entry (`planned`: every row written) and
     /// one `delivery` entry per row suppressed at plan time. Returns the number of rows and the
-    /// suppressed ones. An id already stored is ``StoreError/duplicateNotification(_:)``.
-    static func insertItem(_ item: NotificationInsert, at: Int64, now: Date, _ c: SQLiteConnection) throws
-        -> (rows: Int, suppressed: [DeliveryRecord])
-    {
+    /// suppressed ones. An id already stored is ``StoreError/duplicateNotification(_:)``. With a
+    /// `lease`, the pending rows are born leased to its owner.
+    static func insertItem(
+        _ item: NotificationInsert, lease: OutboxLease? = nil, at: Int64, now: Date, _ c: SQLiteConnection
+    ) throws -> (rows: Int, suppressed: [DeliveryRecord]) {
         let n = item.notification
         try insertNotificationRow(n, steps: item.steps, at: at, c)
         var written = 0
@@ -42,7 +44,7 @@ extension SQLiteStore {
         batch.reserveCapacity(insertBatch)
         func flush() throws {
             guard !batch.isEmpty else { return }
-            try insertDeliveryRows(batch[...], at: at, c)
+            try insertDeliveryRows(batch[...], lease: lease, at: at, c)
             suppressedRows += batch.filter { $0.state == .suppressed }
             written += batch.count
             batch.removeAll(keepingCapacity: true)
@@ -65,7 +67,7 @@ extension SQLiteStore {
             if g.state == .pending {
                 try flush()
                 written += try insertGroupRows(
-                    g, notificationId: n.id, namespace: n.namespace, platforms: list, at: at, c)
+                    g, notificationId: n.id, namespace: n.namespace, platforms: list, lease: lease, at: at, c)
                 continue
             }
             var after: (String, String)?
@@ -112,20 +114,21 @@ extension SQLiteStore {
     /// `ROW_NUMBER()` window made SQLite buffer the rows and cost a quarter of the insert). Returns
     /// how many rows it wrote.
     static func insertGroupRows(
-        _ g: OutboxGroup, notificationId: String, namespace: String, platforms: [String], at: Int64,
-        _ c: SQLiteConnection
+        _ g: OutboxGroup, notificationId: String, namespace: String, platforms: [String], lease: OutboxLease?,
+        at: Int64, _ c: SQLiteConnection
     ) throws -> Int {
+        let leased = g.state == .pending ? lease : nil
         let series = UUIDGenerator.timeOrderedSeries(at: at, random: SystemRandom())
         try c.run(
             """
             INSERT INTO deliveries(
               id, notification_id, step, position, channel, device_id, platform, state, attempts, reason,
-              updated_at)
+              lease_owner, lease_until, updated_at)
             SELECT printf('%s%012x', \(series.prefix),
                 (\(series.base) + rowid) & 281474976710655),
               \(notificationId), \(g.step), \(g.position), \(g.channel), device_id, platform,
               \(g.state.rawValue), 0,
-              \(g.reason), \(at)
+              \(g.reason), \(leased?.owner), \(leased.map { SQLiteStore.ms($0.until) }), \(at)
             FROM devices WHERE namespace = \(namespace) AND platform IN (\(list: platforms))
             ORDER BY device_id, platform
             """)
@@ -152,22 +155,26 @@ extension SQLiteStore {
     }
 
     /// Inserts new delivery rows (no attempt yet) with one multi-row `INSERT` inside the caller's transaction.
-    static func insertDeliveryRows(_ slice: ArraySlice<DeliveryRecord>, at: Int64, _ c: SQLiteConnection) throws {
+    static func insertDeliveryRows(
+        _ slice: ArraySlice<DeliveryRecord>, lease: OutboxLease? = nil, at: Int64, _ c: SQLiteConnection
+    ) throws {
         guard !slice.isEmpty else { return }
         var insert: SQL = """
             INSERT INTO deliveries(
               id, notification_id, step, position, channel, device_id, platform, state, attempts, reason,
-              updated_at)
+              lease_owner, lease_until, updated_at)
             VALUES
             """
-        insert.reserveBindings(slice.count * 10)
+        insert.reserveBindings(slice.count * 12)
+        let until = lease.map { SQLiteStore.ms($0.until) }
         for (offset, d) in zip(0..., slice) {
             if offset > 0 { insert.appendLiteral(",") }
+            let pending = d.state == .pending
             // A new row has made no attempt yet: attempts is 0.
             insert.append(
                 """
                 (\(d.id), \(d.notificationId), \(d.step), \(d.position), \(d.channel), \(d.deviceId), \(d.platform), \
-                \(d.state.rawValue), 0, \(d.reason), \(at))
+                \(d.state.rawValue), 0, \(d.reason), \(pending ? lease?.owner : nil), \(pending ? until : nil), \(at))
                 """)
         }
         try c.run(insert)
