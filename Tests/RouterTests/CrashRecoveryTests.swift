@@ -15,8 +15,10 @@ import Testing
         let server = fixture.server
         let cli = fixture.cli
         // Slow answers (500 in flight, 1 s each: the fan-out takes at least 4 s) so that the poll below
-        // sees it mid-way even on a loaded machine, where one poll of the fake's log can take a second.
-        try await fixture.answer([FCMFanOutFixture.ok(delay: .seconds(1))])
+        // sees it mid-way even on a loaded machine, where one poll of the fake's log can take a second;
+        // stretched under a sanitizer, where a poll of the grown log took long enough for the send to
+        // finish between two polls (CI, ThreadSanitizer: 1,950 requests seen at the next poll).
+        try await fixture.answer([FCMFanOutFixture.ok(delay: TestTiming.bound(.seconds(1)))])
 
         // Start the fan-out and kill it with SIGKILL once part of it has reached the provider.
         let send = try cli.launch([
