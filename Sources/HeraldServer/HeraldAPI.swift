@@ -585,7 +585,11 @@ public final class HeraldAPI: Sendable {
             // reconnects with Last-Event-ID misses nothing.
             guard stream.write(Array(": stream\n\n".utf8)) else { return stream.finish() }
             var lastWrite = ContinuousClock.now
-            while !stream.isClosed {
+            // Until the response is finished, not only closed: a stream finished with more than the
+            // low-water mark unread (the server stopping, a test's or fuzzer's handler) made
+            // `waitForRoom` return at once, and this loop spun, starting a timer task each turn
+            // until the bytes were sent (the HTTP API fuzzer ran out of memory on it).
+            while !stream.isFinished {
                 if self?.isStopping ?? true {
                     stream.finish()
                     return

@@ -106,6 +106,10 @@ public final class ResponseStream: Sendable {
     /// Whether the response is over (the client went away, or it was finished and sent).
     public var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// Whether nothing more may be written: the response was finished (its last bytes may still be
+    /// on their way) or the client went away.
+    public var isFinished: Bool { state.withLock { $0.finished || $0.closed } }
+
     /// Runs `body` once when the response is over (at once if it already is).
     public func onClose(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLock { s -> Bool in
