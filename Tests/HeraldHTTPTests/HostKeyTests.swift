@@ -82,7 +82,7 @@ import Testing
 
     /// Polls `condition` until it holds or 20 seconds pass.
     private func waitUntil(_ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
             try await Task.sleep(for: .milliseconds(50))
