@@ -31,7 +31,7 @@ extension HeraldAPI {
                 body: .bytes(request.method == "HEAD" ? [] : page.body))
         case ("GET", "/v1/summary"):
             let token = try authorize(request, scopes: ["read"], route: route)
-            let summary = try ConsoleSummary.load(router: router, caller: .init(token: token), now: Date())
+            let summary = try ConsoleSummary.load(router: router, caller: .init(token: token), now: router.clock.now())
             return HeraldAPI.json(200, summary.json)
         case ("POST", "/v1/explain"):
             let token = try authorize(request, scopes: ["read"], route: route)

@@ -16,6 +16,8 @@ public final class Router: Sendable {
     public let store: any HeraldStore
     let registry: ChannelRegistry
     let options: RouterOptions
+    /// The clock the router was given (``RouterOptions/clock``); code around it reads the time here.
+    public var clock: any HeraldClock { options.clock }
     let http: HTTPClient
     let hub = EventHub()
     let graph: Locked<RouterGraph>

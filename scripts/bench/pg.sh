@@ -107,38 +107,59 @@ SQL
     echo "{\"bench\":\"drain\",\"store\":\"sqlite\",\"workers\":1,\"deliveries\":$done_,\"ms\":$ms,\"per_s\":$((done_ * 1000 / (ms > 0 ? ms : 1)))}"
 }
 
-# The floor: the same claim (SKIP LOCKED, a batch of 125, under a lease) and the same batched
-# completion (state + attempts row + event-log row under the event-log lock), run by pgbench.
+# The floor: Herald's own claim and record statements (PostgresStore.claimPendingBatch and .record,
+# with the same planner settings, given to pgbench's sessions by PGOPTIONS), run by pgbench in
+# prepared mode: the claim returns its ids (\gset), and the record is one pipeline (one round trip, one implicit transaction):
+# rows locked in id order, the state update from unnest, the attempts rows, the event-log lock and
+# the event-log rows with their JSON built by the server.
 floor() { # $1 = clients
     local db="floor$1"
     psql_ -d postgres -c "CREATE DATABASE $db"
     config "{ url: \"postgresql://herald@127.0.0.1:$PORT/$db\" }" >"$DIR/$db.yaml"
     HERALD_HOME=$DIR "$HERALD" devices list -c "$DIR/$db.yaml" >/dev/null
     fill_pg "$db"
-    cat >"$DIR/floor.sql" <<'SQL'
-\set stamp random(1, 9000000000000000)
-BEGIN;
-UPDATE deliveries d SET lease_owner = 'b' || :client_id, lease_until = 9999999999999
-FROM (SELECT id FROM deliveries WHERE state = 'pending' AND lease_owner IS NULL
-      ORDER BY id LIMIT 125 FOR UPDATE SKIP LOCKED) c WHERE d.id = c.id;
-COMMIT;
-BEGIN;
-SELECT 1 FROM deliveries WHERE lease_owner = 'b' || :client_id ORDER BY id FOR UPDATE;
-WITH done AS (
-  UPDATE deliveries SET state = 'delivered', attempts = 1, lease_owner = NULL, lease_until = NULL, updated_at = 1
-  WHERE lease_owner = 'b' || :client_id AND state = 'pending' RETURNING id)
-INSERT INTO attempts(delivery_id, attempt, at, outcome) SELECT id, 1, :stamp, 'delivered' FROM done;
+    cat >"$DIR/floor.sql" <<SQL
+\\set stamp random(1, 9000000000000000)
+WITH c AS (
+  UPDATE deliveries d SET lease_owner = 'b' || :client_id, lease_until = 9999999999999
+  FROM (SELECT p.id FROM deliveries p
+        WHERE p.state = 'pending' AND (p.lease_owner IS NULL OR p.lease_until < 1)
+          AND (p.step = 0 OR NOT EXISTS (
+            SELECT 1 FROM deliveries e WHERE e.notification_id = p.notification_id
+              AND e.state = 'pending' AND e.step < p.step))
+        ORDER BY p.id LIMIT $BATCH FOR UPDATE OF p SKIP LOCKED) c, notifications n
+  WHERE d.id = c.id AND n.id = d.notification_id
+  RETURNING d.*, n.body AS n_body, n.steps AS n_steps, n.created_at AS n_created_at)
+SELECT coalesce(string_agg(id, ','), '') AS ids, max(n_body) AS b FROM c
+\\gset
+\\startpipeline
+SELECT 1 FROM deliveries WHERE id = ANY(string_to_array(:ids, ',')) ORDER BY id FOR UPDATE;
+UPDATE deliveries d SET state = 'delivered', attempts = 1, next_attempt_at = NULL, status = NULL, reason = NULL,
+  provider_id = d.provider_id, details = d.details, lease_owner = NULL, lease_until = NULL, updated_at = 1
+FROM unnest(string_to_array(:ids, ',')) AS x(id) WHERE d.id = x.id;
+INSERT INTO attempts(delivery_id, attempt, at, outcome, status, reason)
+SELECT x.id, 1, :stamp, 'delivered', NULL, NULL FROM unnest(string_to_array(:ids, ',')) AS x(id)
+WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.id = x.id)
+ON CONFLICT(delivery_id, attempt) DO UPDATE SET at = excluded.at, outcome = excluded.outcome;
 SELECT pg_advisory_xact_lock(1213352004);
 INSERT INTO event_log(sequence, namespace, kind, notification_id, data, created_at)
-SELECT nextval('event_log_sequence'), 'default', 'delivery', d.notification_id, '{}', 1
-FROM attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE a.at = :stamp;
-COMMIT;
+SELECT nextval('event_log_sequence'), n.namespace, 'delivery', d.notification_id,
+  json_strip_nulls(json_build_object('notificationId', d.notification_id, 'channel', d.channel,
+    'outcome', 'delivered', 'attempt', 1, 'deviceId', d.device_id, 'reason', NULL))::text, 1
+FROM unnest(string_to_array(:ids, ',')) WITH ORDINALITY AS x(id, o)
+JOIN deliveries d ON d.id = x.id JOIN notifications n ON n.id = d.notification_id
+ORDER BY x.o;
+\\endpipeline
 SQL
     local tx=$(((N + BATCH * $1 - 1) / (BATCH * $1)))
     local out tps
-    out=$(pgbench -n -h 127.0.0.1 -p "$PORT" -U herald -c "$1" -j "$1" -t "$tx" -f "$DIR/floor.sql" "$db" 2>&1)
+    out=$(PGOPTIONS="-c enable_seqscan=off -c enable_bitmapscan=off -c enable_hashjoin=off -c enable_mergejoin=off -c enable_sort=off" \
+        pgbench -n -M prepared -h 127.0.0.1 -p "$PORT" -U herald -c "$1" -j "$1" -t "$tx" -f "$DIR/floor.sql" "$db" 2>&1)
     tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
-    echo "{\"bench\":\"floor\",\"store\":\"postgres\",\"clients\":$1,\"batch\":$BATCH,\"tps\":${tps:-0},\"per_s\":$(python3 -c "print(int(float('${tps:-0}') * $BATCH))")}"
+    local done_
+    done_=$(psql_ -d "$db" -At -c "SELECT count(*) FROM deliveries WHERE state = 'delivered'")
+    [[ $done_ == "$N" ]] || { echo "the floor delivered $done_ of $N: $out" >&2; exit 1; }
+    echo "{\"bench\":\"floor\",\"store\":\"postgres\",\"clients\":$1,\"batch\":$BATCH,\"delivered\":$done_,\"tps\":${tps:-0},\"per_s\":$(python3 -c "print(int(float('${tps:-0}') * $BATCH))")}"
 }
 
 drain_sqlite

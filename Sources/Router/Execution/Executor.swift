@@ -576,16 +576,11 @@ struct Executor: Sendable {
         let work = RequestTimeoutScope.$limit.withValue(requestTimeout) {
             Task { continuation.yield(await operation()) }
         }
-        let timer = Task {
-            do {
-                try await Task.sleep(for: bound)
-                continuation.yield(nil)
-            } catch {}
-        }
+        let timer = DeadlineWatch.shared.add(after: bound) { continuation.yield(nil) }
         return await withTaskCancellationHandler {
             var answers = stream.makeAsyncIterator()
             let first = await answers.next() ?? nil
-            timer.cancel()
+            DeadlineWatch.shared.remove(timer)
             if let first, !Task.isCancelled {
                 continuation.finish()
                 return (first, false)

@@ -408,6 +408,28 @@ public final class PostgresStore: HeraldStore {
         }
     }
 
+    /// Planner settings for the outbox's hot statements, local to their transaction: no sequential
+    /// or bitmap scans, no hash or merge joins, no sorts where an index gives the order.
+    ///
+    /// Those statements touch at most a batch of rows, found by key (`id = ANY`, a join on `unnest`)
+    /// or taken in index order under a `LIMIT`, so index access is always the right plan. The planner
+    /// cannot know it from an outbox's statistics: the count of pending rows swings from none to a
+    /// whole fan-out between two autovacuum analyses, and with statistics taken while few were pending
+    /// it sorted every pending row for each claim and hashed the whole table for each record (each
+    /// batch then costs time in proportion to the outbox, so a drain is quadratic). Measured with
+    /// `scripts/bench/pg.sh` (see BENCHMARKS.md).
+    static let keyedAccess: PostgresSQL = """
+        SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
+          set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+          set_config('enable_sort', 'off', true)
+        """
+
+    /// Runs `sql` after ``keyedAccess`` in one pipeline (one round trip, one implicit transaction)
+    /// and returns its rows.
+    static func keyed(_ db: PostgresDatabase, _ sql: PostgresSQL) throws -> [PostgresRow] {
+        try db.pipeline([keyedAccess, sql])[1]
+    }
+
     /// See ``HeraldStore``: `FOR UPDATE SKIP LOCKED`, so concurrent claimers never wait on or
     /// share a row.
     public func claimPending(
@@ -435,7 +457,8 @@ public final class PostgresStore: HeraldStore {
     public func claimDue(owner: String, until: Date, now: Date, limit: Int) throws -> [DeliveryRecord] {
         try writing("claim due retries") {
             let at = Self.ms(now)
-            return try db.query(
+            return try Self.keyed(
+                db,
                 """
                 UPDATE deliveries d SET lease_owner = \(owner), lease_until = \(Self.ms(until))
                 FROM (SELECT id FROM deliveries
@@ -492,7 +515,7 @@ public final class PostgresStore: HeraldStore {
         let batch = attempts.enumerated().filter { latest[$0.element.deliveryId] == $0.offset }.map(\.element)
         let statements = Self.recordStatements(batch, at: Self.ms(now))
         return try writing("record delivery results") {
-            let results = try db.pipeline(statements.list)
+            let results = Array(try db.pipeline([Self.keyedAccess] + statements.list).dropFirst())
             var removed: [Device] = []
             for index in statements.deletes where index < results.count {
                 removed += try results[index].map(Self.decodeDevice)
@@ -570,7 +593,8 @@ public final class PostgresStore: HeraldStore {
     /// has not expired; the notifications come back in the same statement.
     public func claimPendingBatch(owner: String, until: Date, now: Date, limit: Int) throws -> PendingBatch {
         try writing("claim deliveries") {
-            let rows = try db.query(
+            let rows = try Self.keyed(
+                db,
                 """
                 UPDATE deliveries d SET lease_owner = \(owner), lease_until = \(Self.ms(until))
                 FROM (SELECT p.id FROM deliveries p
