@@ -593,20 +593,7 @@ public final class PostgresStore: HeraldStore {
     /// has not expired; the notifications come back in the same statement.
     public func claimPendingBatch(owner: String, until: Date, now: Date, limit: Int) throws -> PendingBatch {
         try writing("claim deliveries") {
-            let rows = try Self.keyed(
-                db,
-                """
-                UPDATE deliveries d SET lease_owner = \(owner), lease_until = \(Self.ms(until))
-                FROM (SELECT p.id FROM deliveries p
-                      WHERE p.state = 'pending' AND (p.lease_owner IS NULL OR p.lease_until < \(Self.ms(now)))
-                        AND (p.step = 0 OR NOT EXISTS (
-                          SELECT 1 FROM deliveries e WHERE e.notification_id = p.notification_id
-                            AND e.state = 'pending' AND e.step < p.step))
-                      ORDER BY p.id LIMIT \(max(1, limit)) FOR UPDATE OF p SKIP LOCKED) c,
-                  notifications n
-                WHERE d.id = c.id AND n.id = d.notification_id
-                RETURNING d.*, n.body AS n_body, n.steps AS n_steps, n.created_at AS n_created_at
-                """)
+            let rows = try Self.keyed(db, Self.claimBatchStatement(owner: owner, until: until, now: now, limit: limit))
             var deliveries: [DeliveryRecord] = []
             var notifications: [String: StoredNotification] = [:]
             for row in rows {
@@ -624,6 +611,22 @@ public final class PostgresStore: HeraldStore {
             deliveries.sort { $0.id < $1.id }
             return PendingBatch(deliveries: deliveries, notifications: notifications)
         }
+    }
+
+    /// The statement of ``claimPendingBatch(owner:until:now:limit:)`` (run after ``keyedAccess``).
+    static func claimBatchStatement(owner: String, until: Date, now: Date, limit: Int) -> PostgresSQL {
+        """
+        UPDATE deliveries d SET lease_owner = \(owner), lease_until = \(Self.ms(until))
+        FROM (SELECT p.id FROM deliveries p
+              WHERE p.state = 'pending' AND (p.lease_owner IS NULL OR p.lease_until < \(Self.ms(now)))
+                AND (p.step = 0 OR NOT EXISTS (
+                  SELECT 1 FROM deliveries e WHERE e.notification_id = p.notification_id
+                    AND e.state = 'pending' AND e.step < p.step))
+              ORDER BY p.id LIMIT \(max(1, limit)) FOR UPDATE OF p SKIP LOCKED) c,
+          notifications n
+        WHERE d.id = c.id AND n.id = d.notification_id
+        RETURNING d.*, n.body AS n_body, n.steps AS n_steps, n.created_at AS n_created_at
+        """
     }
 
     /// See ``HeraldStore``.
