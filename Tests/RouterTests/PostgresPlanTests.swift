@@ -25,13 +25,16 @@ import Testing
             }
             if case .array(let children)? = node["Plans"] { children.forEach(walk) }
         }
-        if case .array(let top) = plan { top.forEach { if let p = $0["Plan"] { walk(p) } } }
+        if case .array(let top) = plan {
+            for entry in top { if let p = entry["Plan"] { walk(p) } }
+        }
         return out
     }
 
     /// The plan of `sql`, with the keyed settings before it or without them.
-    static func plan(_ db: PostgresDatabase, _ sql: PostgresSQL, keyed: Bool) throws -> [(type: String, relation: String?)]
-    {
+    static func plan(_ db: PostgresDatabase, _ sql: PostgresSQL, keyed: Bool) throws -> [(
+        type: String, relation: String?
+    )] {
         let explain: PostgresSQL = "EXPLAIN (FORMAT JSON) \(sql)"
         let rows = try db.pipeline(keyed ? [PostgresStore.keyedAccess, explain] : [explain])
         let text = try #require(rows.last?.first?.string("QUERY PLAN"))
