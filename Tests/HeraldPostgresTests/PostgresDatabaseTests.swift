@@ -36,6 +36,17 @@ import Testing
         #expect(rows.compactMap { $0.string("x") } == ids.sorted())
     }
 
+    /// Elements that are empty, `NULL`, the word NULL, non-ASCII or full of quotes and backslashes
+    /// come back exactly, in order.
+    @Test func optionalTextArrayKeepsEveryElement() throws {
+        let db = try database()
+        defer { db.close() }
+        let values: [String?] = ["", nil, "NULL", "é\"ü\\", "👋🏽 \\\"", " spaced ", "日本"]
+        let rows = try db.query(
+            "SELECT x, o FROM unnest(\(optionalTextArray: values)::text[]) WITH ORDINALITY AS t(x, o) ORDER BY o")
+        #expect(rows.map { $0.string("x") } == values)
+    }
+
     @Test func errorsCarrySQLState() throws {
         let db = try database()
         defer { db.close() }

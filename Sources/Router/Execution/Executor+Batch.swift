@@ -33,9 +33,15 @@ extension Executor {
             return try store.claimPendingBatch(owner: owner, until: now.adding(lease), now: now, limit: limit)
         }
         var batch = try claim()
+        // The results of the batch before, recorded while this one is delivered. It must have
+        // committed before this batch's record starts, so records keep their order, and a failed
+        // record stops the drain one batch later at most (that batch stays leased, unrecorded, as
+        // after any failed record).
+        var recording: Task<Void, any Error>?
         while !batch.deliveries.isEmpty {
             if let startBy, ContinuousClock.now >= startBy {
                 giveBack(batch.deliveries.map(\.id))
+                try await recording?.value
                 drain.unfinished = true
                 return drain
             }
@@ -46,21 +52,39 @@ extension Executor {
             // step that a concurrent claim took.
             let prefetch: Task<PendingBatch, any Error>? =
                 work.allSatisfy(\.isGroup) ? Task { try claim() } : nil
-            let done: (attempted: Int, skipped: Bool)
+            let done: AttemptedBatch
             do {
-                done = try await runBatch(batch, items: work, graph: graph, startBy: startBy)
+                // A per-notification item reads the results recorded so far.
+                if prefetch == nil { try await recording?.value }
+                done = await attemptBatch(batch, items: work, graph: graph, startBy: startBy)
+                try await recording?.value
             } catch {
                 if let next = try? await prefetch?.value { giveBack(next.deliveries.map(\.id)) }
                 throw error
             }
+            recording = nil
+            if let failure = done.failure {
+                // Whatever was sent is recorded before the failure is thrown.
+                try? record(done)
+                if let next = try? await prefetch?.value { giveBack(next.deliveries.map(\.id)) }
+                throw failure
+            }
+            recording = Task { [self] in try record(done) }
             drain.attempted += done.attempted
-            if done.skipped {
+            if !done.skipped.isEmpty {
+                try await recording?.value
                 if let next = try? await prefetch?.value { giveBack(next.deliveries.map(\.id)) }
                 drain.unfinished = true
                 return drain
             }
-            batch = try await prefetch?.value ?? claim()
+            do {
+                batch = try await prefetch?.value ?? claim()
+            } catch {
+                try? await recording?.value
+                throw error
+            }
         }
+        try await recording?.value
         return drain
     }
 
@@ -145,12 +169,22 @@ extension Executor {
         return out
     }
 
-    /// Attempts one claimed batch and records the results of its simple groups in one call of
-    /// ``HeraldStore/record(_:now:)``. Items not started by `startBy` give their leases back.
-    /// Whatever was sent is recorded before a failure is thrown.
-    private func runBatch(
+    /// What one claimed batch gave: the results of its simple groups (recorded together by
+    /// ``record(_:)``), the ids not started, and the first failure.
+    struct AttemptedBatch: Sendable {
+        var attempted = 0
+        var results: [AttemptRecord] = []
+        var recordsById: [String: DeliveryRecord] = [:]
+        var channelOf: [String: String] = [:]
+        var skipped: [String] = []
+        var failure: (any Error)?
+    }
+
+    /// Attempts one claimed batch. Items not started by `startBy` (or after a failure) are given
+    /// back at once, so another process may take them without waiting for the lease to expire.
+    private func attemptBatch(
         _ batch: PendingBatch, items work: [BatchItem], graph: RouterGraph, startBy: ContinuousClock.Instant?
-    ) async throws -> (attempted: Int, skipped: Bool) {
+    ) async -> AttemptedBatch {
         let context = BatchContext(executor: self, graph: graph)
         let stop = PassFailure()
         let outcomes = await holdingLeases(batch.deliveries.map(\.id)) {
@@ -175,60 +209,57 @@ extension Executor {
                 }
             }
         }
-        var attempted = 0
-        var results: [AttemptRecord] = []
-        var recordsById: [String: DeliveryRecord] = [:]
-        var channelOf: [String: String] = [:]
-        var skipped: [String] = []
-        var failure: (any Error)?
+        var done = AttemptedBatch()
         for outcome in outcomes {
             switch outcome {
             case .attempted(let count, let r, let records, let channel):
-                attempted += count
-                results += r
+                done.attempted += count
+                done.results += r
                 for record in records {
-                    recordsById[record.id] = record
-                    channelOf[record.id] = channel
+                    done.recordsById[record.id] = record
+                    done.channelOf[record.id] = channel
                 }
-            case .skipped(let ids): skipped += ids
-            case .failed(let error): failure = failure ?? error
+            case .skipped(let ids): done.skipped += ids
+            case .failed(let error): done.failure = done.failure ?? error
             }
         }
-        if !results.isEmpty {
-            let now = clock.now()
-            do {
-                let removed = try store.record(results, now: now)
-                for d in removed {
-                    let match = results.first {
-                        $0.removeDevice?.deviceId == d.deviceId && $0.removeDevice?.platform == d.platform
-                    }
-                    let channel = match.flatMap { channelOf[$0.deliveryId] } ?? ""
-                    events.emit(.deviceRemoved(d, channel: channel, reason: match?.reason ?? "dead"))
-                }
-            } catch {
-                logger.error("cannot record delivery results", ["error": "\(error)"])
-                // Sent but unrecorded: the rows stay leased, unsent ones too, and are attempted again
-                // (with the same delivery ids) once the leases expire.
-                throw error
-            }
-            if events.hasSubscribers {
-                for a in results {
-                    guard var r = recordsById[a.deliveryId] else { continue }
-                    r.state = a.state
-                    r.attempts = a.attempt
-                    r.status = a.status
-                    r.reason = a.reason
-                    r.nextAttemptAt = a.nextAttemptAt
-                    r.providerMessageId = a.providerMessageId ?? r.providerMessageId
-                    r.updatedAt = now
-                    events.emit(.delivery(r))
-                }
-            }
-        }
-        if let failure { throw failure }
         // Given up now rather than left to expire, so another process may take them at once.
-        giveBack(skipped)
-        return (attempted, !skipped.isEmpty)
+        if done.failure == nil { giveBack(done.skipped) }
+        return done
+    }
+
+    /// Records the results of one attempted batch in one call of ``HeraldStore/record(_:now:)``,
+    /// then tells the event subscribers. A failure is logged and thrown: the rows stay leased, and
+    /// are attempted again (with the same delivery ids) once the leases expire.
+    private func record(_ done: AttemptedBatch) throws {
+        let results = done.results
+        guard !results.isEmpty else { return }
+        let now = clock.now()
+        do {
+            let removed = try store.record(results, now: now)
+            for d in removed {
+                let match = results.first {
+                    $0.removeDevice?.deviceId == d.deviceId && $0.removeDevice?.platform == d.platform
+                }
+                let channel = match.flatMap { done.channelOf[$0.deliveryId] } ?? ""
+                events.emit(.deviceRemoved(d, channel: channel, reason: match?.reason ?? "dead"))
+            }
+        } catch {
+            logger.error("cannot record delivery results", ["error": "\(error)"])
+            throw error
+        }
+        guard events.hasSubscribers else { return }
+        for a in results {
+            guard var r = done.recordsById[a.deliveryId] else { continue }
+            r.state = a.state
+            r.attempts = a.attempt
+            r.status = a.status
+            r.reason = a.reason
+            r.nextAttemptAt = a.nextAttemptAt
+            r.providerMessageId = a.providerMessageId ?? r.providerMessageId
+            r.updatedAt = now
+            events.emit(.delivery(r))
+        }
     }
 }
 

@@ -118,21 +118,25 @@ public struct PostgresSQL: Sendable, Hashable, ExpressibleByStringInterpolation,
     /// The text form of a one-dimensional array: every element double-quoted, `"` and `\`
     /// backslash-escaped, `NULL` unquoted.
     static func arrayLiteral(_ values: [String?]) -> String {
-        var out = "{"
+        // Built as UTF-8 bytes: `"` and `\` are ASCII, so escaping byte by byte keeps every other
+        // scalar's bytes whole.
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        out.reserveCapacity(2 + values.reduce(0) { $0 + ($1?.utf8.count ?? 4) + 3 })
         for (i, v) in values.enumerated() {
-            if i > 0 { out += "," }
+            if i > 0 { out.append(UInt8(ascii: ",")) }
             guard let v else {
-                out += "NULL"
+                out += "NULL".utf8
                 continue
             }
-            out += "\""
-            for ch in v.unicodeScalars {
-                if ch == "\"" || ch == "\\" { out += "\\" }
-                out.unicodeScalars.append(ch)
+            out.append(UInt8(ascii: "\""))
+            for byte in v.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+                out.append(byte)
             }
-            out += "\""
+            out.append(UInt8(ascii: "\""))
         }
-        return out + "}"
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 }
 
