@@ -56,7 +56,8 @@ final class DeadlineWatch: Sendable {
     }
 
     private func spawn(generation: Int, wake: ContinuousClock.Instant) {
-        Task.detached { [self] in
+        // High priority: it only fires callbacks, and a timer must not wait behind the work it bounds.
+        Task.detached(priority: .high) { [self] in
             var wake = wake
             while true {
                 try? await Task.sleep(until: wake, clock: clock)

@@ -339,7 +339,7 @@ private final class BatchContext: Sendable {
             }
         }
         let timeout = min(spec.timeout, Executor.longestBound)
-        let margin = min(timeout, .seconds(5))
+        let margin = Executor.margin(requestTimeout: timeout)
         let bound = Executor.callBound(requestTimeout: timeout, targets: targets.count)
         var results: [DeliveryResult] = []
         var timedOut = false

@@ -414,7 +414,7 @@ struct Executor: Sendable {
             left = remaining
             timeout = min(timeout, remaining)
         }
-        let margin = min(timeout, .seconds(5))
+        let margin = Executor.margin(requestTimeout: timeout)
         var bound = Executor.callBound(requestTimeout: timeout, targets: targets.count)
         if let left { bound = min(bound, left + margin) }
         var results: [DeliveryResult] = []
@@ -548,13 +548,19 @@ struct Executor: Sendable {
     static let longestBound: Duration = .seconds(365 * 86_400)
 
     /// The outer bound of a `deliver` call of `targets` targets whose requests each get
-    /// `requestTimeout`: enough for one request per target in rounds of 16 concurrent requests, plus a
-    /// margin (the timeout itself, at most 5 s). A channel with a smaller window can run past it on a
-    /// slow receiver; it is then cancelled and its finished results are kept.
+    /// `requestTimeout`: enough for one request per target in rounds of 16 concurrent requests, plus
+    /// ``margin(requestTimeout:)``. A channel with a smaller window can run past it on a slow
+    /// receiver; it is then cancelled and its finished results are kept.
     static func callBound(requestTimeout: Duration, targets: Int) -> Duration {
         let rounds = max(1, (max(0, targets) + 15) / 16)
-        let margin = min(requestTimeout, .seconds(5))
-        return min(requestTimeout * rounds + margin, longestBound)
+        return min(requestTimeout * rounds + margin(requestTimeout: requestTimeout), longestBound)
+    }
+
+    /// What a call gets beyond its requests' timeouts, and the grace it gets once cancelled: the
+    /// timeout itself, at least 1 s (so a request's own timeout, reported by a busy HTTP loop, comes
+    /// before the call's bound even for short timeouts) and at most 5 s.
+    static func margin(requestTimeout: Duration) -> Duration {
+        min(max(requestTimeout, .seconds(1)), .seconds(5))
     }
 
     /// A duration from seconds, clamped to `0...longestBound` (a non-finite value gives 0).
