@@ -447,6 +447,28 @@ struct HTTPClientTests {
         await server.stop()
     }
 
+    /// Each transfer's upload buffer is libcurl's least (16 kB): bodies many times that size, sent
+    /// side by side, still arrive whole and each to its own request.
+    @Test("Bodies larger than the upload buffer arrive whole", arguments: [true, false])
+    func largeBodiesArriveWhole(http2: Bool) async throws {
+        let server = try await FakeHTTPServer.start(http2: http2)
+        let client = try HTTPClient(configuration: .init(caFile: server.caFile))
+        try await server.route("/up", [.json(200, "{}")])
+        let bodies = (0..<6).map { i in (0..<(40_000 + i * 17_000)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) } }
+        let results = await client.send(
+            all: bodies.enumerated().map { HTTPRequest(url: server.baseURL + "/up/\($0.offset)", body: $0.element) },
+            maxInFlight: 6)
+        #expect(results.map { (try? $0.get().status) ?? -1 } == Array(repeating: 200, count: 6))
+        let recorded = try await server.requests()
+        #expect(recorded.count == 6)
+        for request in recorded {
+            let index = try #require(Int(request.path.split(separator: "/").last ?? ""))
+            #expect(request.body == bodies[index], "body \(index)")
+        }
+        await client.shutdown()
+        await server.stop()
+    }
+
     @Test("A response body over the limit fails with .responseTooLarge")
     func boundedBody() async throws {
         let server = try await FakeHTTPServer.start()

@@ -19,6 +19,9 @@ enum CurlOptions {
         let context: UnsafeMutableRawPointer
     }
 
+    /// libcurl's upload buffer per transfer: its least (16 kB).
+    static let uploadBufferSize = 16 * 1024
+
     /// Sets every option of one transfer on its (reset) easy handle; returns an error when libcurl
     /// rejects one.
     /// - Parameters:
@@ -52,6 +55,11 @@ enum CurlOptions {
         setLong(CURLOPT_CONNECTTIMEOUT_MS, min(timeout, settings.connectTimeoutMs))
         setString(CURLOPT_USERAGENT, settings.userAgent)
         check(herald_curl_easy_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(transfer.limit)))
+        // The upload buffer of each transfer in flight: push requests are a few kB, and libcurl's
+        // default of 64 kB was most of the memory of a large fan-out's window of transfers. Larger
+        // bodies still go through, in more turns. (The receive buffer keeps its size: libcurl
+        // refuses to resize it once a reused handle has one.)
+        setLong(CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferSize)
 
         // Headers: the list was built by the caller, off this thread.
         if !headerList.complete { failed = CURLE_OUT_OF_MEMORY }
