@@ -12,7 +12,10 @@
 #            memory is: SQLite's high-water, RssAnon, RssFile).
 #   channel  the channel's deliver() alone (`herald-bench apns …` / `herald-bench webpush send …`).
 #   aioapns / pywebpush (16 threads, one session each).
-# plus, once, plan + persist of PERSIST deliveries (`herald-bench router-persist`, median of 7).
+# plus, once, plan + persist of PERSIST deliveries (`herald-bench router-persist`, median of 7), and per
+# APNs N one untimed `herald send` sampled for its memory (RESULT bench=memory: peaks of VmHWM, RssAnon,
+# RssFile) and, with heaptrack installed, one under heaptrack (RESULT bench=heap: the peak of live heap
+# allocations and each library's share of it; SQLite's holds its page cache).
 #
 #   scripts/bench/fanout.sh                          # APNs 10000 100000, Web Push 2000 10000, ROUNDS=3
 #   APNS_N="10000" WEBPUSH_N="10000" ROUNDS=5 scripts/bench/fanout.sh
@@ -158,6 +161,40 @@ run_python() {
     fi
 }
 
+# Where the memory of one `herald send` is, after the timed rounds (not timed): the peaks of its
+# resident memory split into anonymous (heap, stacks) and file-backed (binary, libraries, SQLite's
+# -shm) pages, sampled every 5 ms; and, under heaptrack when it is installed, the peak of live heap
+# allocations with the share of each library (SQLite's includes its page cache, `store.cache`).
+run_memory() { # channel n dir
+    local channel=$1 n=$2 dir=$3 out peak
+    fresh_store "$dir"
+    out=$(python3 scripts/bench/rss_sample.py "$dir/report.json" \
+        "$HERALD" send -c "$dir/herald.yaml" --format json --json "$NOTIFICATION")
+    echo "RESULT bench=memory channel=$channel n=$n hwm_kb=$(field hwm_kb "$out") anon_kb=$(field anon_kb "$out") file_kb=$(field file_kb "$out") delivered=$(field delivered "$out")"
+    command -v heaptrack >/dev/null || return 0
+    fresh_store "$dir"
+    heaptrack -o "$dir/heap" "$HERALD" send -c "$dir/herald.yaml" --format json --json "$NOTIFICATION" \
+        >/dev/null 2>&1 || true
+    peak=$(heaptrack_print -f "$dir"/heap.*zst --print-peaks 1 --print-allocators 0 --print-temporary 0 \
+        --print-leaks 0 -n 6 -s 0 2>/dev/null | python3 -c '
+import re, sys
+lines = sys.stdin.read().splitlines()
+total = next((l.split(":", 1)[1].strip() for l in lines if l.startswith("peak heap memory consumption")), "?")
+parts = {}
+for i, l in enumerate(lines):
+    m = re.match(r"([0-9.]+)([KMG]?) peak memory consumed", l)
+    where = next((x.strip() for x in lines[i + 1:i + 4] if x.strip().startswith("in ")), None)
+    if m and where:
+        lib = where.split("/")[-1].split(".so")[0]
+        kb = float(m.group(1)) * {"": 1 / 1024, "K": 1, "M": 1024, "G": 1024 * 1024}[m.group(2)]
+        parts[lib] = parts.get(lib, 0) + kb
+total = "".join(total.split())
+print(f"heap_peak={total} " + " ".join(f"{k}_kb={v:.0f}" for k, v in parts.items()))
+')
+    echo "RESULT bench=heap channel=$channel n=$n $peak"
+    rm -f "$dir"/heap.*
+}
+
 for channel in apns webpush; do
     if [[ $channel == apns ]]; then sizes=$APNS_N; else sizes=$WEBPUSH_N; fi
     for n in $sizes; do
@@ -169,6 +206,7 @@ for channel in apns webpush; do
             run_channel "$channel" "$n" "$round"
             run_python "$channel" "$n" "$round"
         done
+        [[ $channel == apns ]] && run_memory "$channel" "$n" "$dir"
         rm -rf "$dir"
     done
 done
