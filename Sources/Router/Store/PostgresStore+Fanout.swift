@@ -21,22 +21,12 @@ extension PostgresStore {
         now: Date, suppressed: (DeliveryRecord) -> Void
     ) throws -> Int {
         let n = notification
-        let body = n.json.canonicalString
-        let stepsJSON = JSONValue.array(steps.map(\.json)).canonicalString
         let at = Self.ms(now)
         // Decided once, so a retried transaction does not take a second wake-up slot.
         var wake: Bool?
         let (written, suppressedRows) = try call {
             try db.transaction { c -> (Int, [DeliveryRecord]) in
-                do {
-                    try c.run(
-                        """
-                        INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
-                        VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
-                        """)
-                } catch let error as PostgresError where error.isUniqueViolation {
-                    throw StoreError.duplicateNotification(n.id)
-                }
+                try insertNotificationRow(n, steps: steps, at: at, c)
                 var written = 0
                 var pending = 0
                 var suppressedRows: [DeliveryRecord] = []

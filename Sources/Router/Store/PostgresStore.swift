@@ -296,27 +296,34 @@ public final class PostgresStore: HeraldStore {
 
     // MARK: Notifications and outbox
 
+    /// Writes the notification's row in `c`'s transaction; an id already stored is
+    /// ``StoreError/duplicateNotification(_:)``.
+    func insertNotificationRow(_ n: HeraldNotification, steps: [StepRule], at: Int64, _ c: PostgresConnection) throws {
+        let body = n.json.canonicalString
+        let stepsJSON = JSONValue.array(steps.map(\.json)).canonicalString
+        do {
+            try c.run(
+                """
+                INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
+                VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
+                """)
+        } catch {
+            // `run` throws only PostgresError.
+            throw error.isUniqueViolation ? StoreError.duplicateNotification(n.id) : error
+        }
+    }
+
     /// See ``HeraldStore``: the notification, its deliveries (one statement per 5,000) and its
     /// event-log entry in one transaction, then (debounced) a wake-up `NOTIFY` for the workers.
     public func insertNotification(
         _ notification: HeraldNotification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
     ) throws {
         let n = notification
-        let body = n.json.canonicalString
-        let stepsJSON = JSONValue.array(steps.map(\.json)).canonicalString
         let at = Self.ms(now)
         let wake = deliveries.contains { $0.state == .pending } && shouldNotify()
         try call {
             try db.transaction { c in
-                do {
-                    try c.run(
-                        """
-                        INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
-                        VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
-                        """)
-                } catch let error as PostgresError where error.isUniqueViolation {
-                    throw StoreError.duplicateNotification(notification.id)
-                }
+                try insertNotificationRow(n, steps: steps, at: at, c)
                 var start = 0
                 while start < deliveries.count {
                     let slice = Array(deliveries[start..<min(deliveries.count, start + 5_000)])
