@@ -77,10 +77,13 @@ import Testing
     @Test func hangingRequestTimesOutOnItsOwn() async throws {
         let server = try await FakeHTTPServer.start()
         try await server.route("/", [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: .seconds(20))])
+        // 300 ms, stretched under a sanitizer: the call's bound is this plus as much again (at least
+        // 1 s), and a loaded, instrumented HTTP loop must report the request's own timeout first.
+        let timeoutMs = Int((300 * TestTiming.scale).rounded())
         let router = try await Self.router(
             """
             channels:
-              ntfy: { type: ntfy, server: "\(server.baseURL)/", timeout: 300ms }
+              ntfy: { type: ntfy, server: "\(server.baseURL)/", timeout: \(timeoutMs)ms }
             routes:
               default:
                 - deliver: [ntfy]
