@@ -250,15 +250,8 @@ extension Executor {
         }
         guard events.hasSubscribers else { return }
         for a in results {
-            guard var r = done.recordsById[a.deliveryId] else { continue }
-            r.state = a.state
-            r.attempts = a.attempt
-            r.status = a.status
-            r.reason = a.reason
-            r.nextAttemptAt = a.nextAttemptAt
-            r.providerMessageId = a.providerMessageId ?? r.providerMessageId
-            r.updatedAt = now
-            events.emit(.delivery(r))
+            guard let r = done.recordsById[a.deliveryId] else { continue }
+            events.emit(.delivery(r.applying(a, at: now)))
         }
     }
 }

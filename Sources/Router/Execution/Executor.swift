@@ -462,15 +462,8 @@ struct Executor: Sendable {
         if events.hasSubscribers {
             let byId = Dictionary(uniqueKeysWithValues: chunk.map { ($0.id, $0) })
             for a in attempts {
-                guard var r = byId[a.deliveryId] else { continue }
-                r.state = a.state
-                r.attempts = a.attempt
-                r.status = a.status
-                r.reason = a.reason
-                r.nextAttemptAt = a.nextAttemptAt
-                r.providerMessageId = a.providerMessageId ?? r.providerMessageId
-                r.updatedAt = now
-                events.emit(.delivery(r))
+                guard let r = byId[a.deliveryId] else { continue }
+                events.emit(.delivery(r.applying(a, at: now)))
             }
         }
         return nil

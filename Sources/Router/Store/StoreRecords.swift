@@ -74,6 +74,19 @@ public struct DeliveryRecord: Sendable, Equatable {
         self.updatedAt = updatedAt
     }
 
+    /// The row as recording `attempt` at `now` leaves it (what a `delivery` event reports).
+    func applying(_ attempt: AttemptRecord, at now: Date) -> DeliveryRecord {
+        var r = self
+        r.state = attempt.state
+        r.attempts = attempt.attempt
+        r.status = attempt.status
+        r.reason = attempt.reason
+        r.nextAttemptAt = attempt.nextAttemptAt
+        r.providerMessageId = attempt.providerMessageId ?? providerMessageId
+        r.updatedAt = now
+        return r
+    }
+
     /// The delivery-report JSON of contract §5.
     public var reportJSON: JSONValue {
         var o: [String: JSONValue] = [
