@@ -318,11 +318,10 @@ public final class HeraldAPI: Sendable {
     }
 
     func renderMetrics() throws -> ServerResponse {
-        let counts = try router.store.deliveryCounts()
+        let counts = try router.store.outstandingCounts()
         var platforms: [String: Int] = [:]
         for d in try router.store.devices(namespace: nil) { platforms[d.platform, default: 0] += 1 }
-        let text = metrics.render(
-            outboxPending: (counts[.pending] ?? 0) + (counts[.retry] ?? 0), devicesByPlatform: platforms)
+        let text = metrics.render(outboxPending: counts.pending + counts.retry, devicesByPlatform: platforms)
         return ServerResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
             body: .bytes(Array(text.utf8)))

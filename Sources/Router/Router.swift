@@ -328,14 +328,13 @@ public final class Router: Sendable {
             let leftOver = retries.skipped + (drained.unfinished ? 1 : 0)
             if leftOver > 0 {
                 if let timeout, options.clock.now() >= started.adding(timeout) {
-                    let counts = try store.deliveryCounts()
-                    return DrainSummary(
-                        attempted: attempted, remaining: (counts[.pending] ?? 0) + (counts[.retry] ?? 0))
+                    let counts = try store.outstandingCounts()
+                    return DrainSummary(attempted: attempted, remaining: counts.pending + counts.retry)
                 }
                 continue
             }
-            let counts = try store.deliveryCounts()
-            let remaining = (counts[.pending] ?? 0) + (counts[.retry] ?? 0)
+            let counts = try store.outstandingCounts()
+            let remaining = counts.pending + counts.retry
             guard untilEmpty, remaining > 0 else { return DrainSummary(attempted: attempted, remaining: remaining) }
             let now = options.clock.now()
             if let timeout, now >= started.adding(timeout) {
@@ -347,7 +346,7 @@ public final class Router: Sendable {
             }
             // Pending rows another worker holds: look again soon (its batch ends in milliseconds,
             // or its lease expires and the rows become claimable).
-            if (counts[.pending] ?? 0) > 0 { wait = min(wait, .milliseconds(200)) }
+            if counts.pending > 0 { wait = min(wait, .milliseconds(200)) }
             if let timeout {
                 let left = Int64(clamping: started.adding(timeout).timeIntervalSince(now) * 1000)
                 wait = min(wait, .milliseconds(max(1, left)))

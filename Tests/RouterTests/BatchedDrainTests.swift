@@ -65,6 +65,9 @@ import Testing
         #expect(store.count("record") == 3, "one recording call per batch of 125: \(store.counts)")
         #expect(store.count("claimPendingBatch") == 4, "three batches and the empty claim that ends the drain")
         #expect(store.count("claimPending") == 0, "no per-notification claims")
+        // The pass ends on the outstanding counts, not on a count of every delivery ever stored.
+        #expect(store.count("outstandingCounts") == 1)
+        #expect(store.count("deliveryCounts") == 0)
         #expect(try store.deliveryCounts() == [.delivered: 300])
         #expect(try store.leaseOwners().isEmpty)
         await router.shutdown()
@@ -296,7 +299,14 @@ final class CountingStore: HeraldStore {
     }
     func leaseOwners() throws -> [String] { try base.leaseOwners() }
     func nextDueTime() throws -> Date? { try base.nextDueTime() }
-    func deliveryCounts() throws -> [DeliveryState: Int] { try base.deliveryCounts() }
+    func deliveryCounts() throws -> [DeliveryState: Int] {
+        tick("deliveryCounts")
+        return try base.deliveryCounts()
+    }
+    func outstandingCounts() throws -> (pending: Int, retry: Int) {
+        tick("outstandingCounts")
+        return try base.outstandingCounts()
+    }
     func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent { try base.recordEvent(event) }
     func events(notificationId: String) throws -> [LifecycleEvent] { try base.events(notificationId: notificationId) }
     func history(namespace: String?, id: String?, limit: Int) throws -> [HistoryEntry] {

@@ -124,6 +124,26 @@ import Testing
     }
 
     /// Results of a batch are applied together: states, attempts, the retry index, the event log.
+    /// The outstanding counts (what a worker pass reads) are the pending and retry rows, whatever
+    /// else the history holds.
+    @Test(arguments: StoreKind.allCases) func outstandingCountsArePendingAndRetryRows(store kind: StoreKind) throws {
+        let store = try kind.open()
+        #expect(try store.outstandingCounts() == (0, 0))
+        let n = HeraldNotification(id: "out", namespace: "home", title: "t")
+        try store.insertNotification(n, steps: Self.all, deliveries: Self.rows(n, count: 5), now: Self.t0)
+        #expect(try store.outstandingCounts() == (5, 0))
+        _ = try store.record(
+            [
+                AttemptRecord(deliveryId: "out-0", attempt: 1, state: .delivered, status: 200),
+                AttemptRecord(
+                    deliveryId: "out-1", attempt: 1, state: .retry, nextAttemptAt: Self.t0.addingTimeInterval(30)),
+                AttemptRecord(deliveryId: "out-2", attempt: 1, state: .failed, status: 400),
+            ], now: Self.t0)
+        let counts = try store.deliveryCounts()
+        #expect(try store.outstandingCounts() == (counts[.pending] ?? 0, counts[.retry] ?? 0))
+        #expect(try store.outstandingCounts() == (2, 1))
+    }
+
     @Test(arguments: StoreKind.allCases) func aBatchOfResultsIsRecorded(store kind: StoreKind) throws {
         let store = try kind.open()
         let n = HeraldNotification(id: "rec", namespace: "home", title: "t")

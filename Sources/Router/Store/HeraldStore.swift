@@ -53,6 +53,10 @@ public protocol HeraldStore: Sendable {
     func nextDueTime() throws -> Date?
     /// Counts of deliveries by state (for drain progress and tests).
     func deliveryCounts() throws -> [DeliveryState: Int]
+    /// The deliveries still to do: `pending` and `retry` rows. What a worker pass needs after each
+    /// drain; unlike ``deliveryCounts()`` it reads only those rows (the stores count them in their
+    /// partial indexes), not the whole history.
+    func outstandingCounts() throws -> (pending: Int, retry: Int)
 
     // MARK: Lifecycle and history
     /// Records an event; throws ``StoreError/unknownNotification(_:)`` for an unknown id.
@@ -228,6 +232,12 @@ extension HeraldStore {
     ) throws -> Int {
         try insertNotification(
             notification, steps: steps, groups: groups, lease: nil, now: now, suppressed: suppressed)
+    }
+
+    /// The default: from ``deliveryCounts()``.
+    public func outstandingCounts() throws -> (pending: Int, retry: Int) {
+        let counts = try deliveryCounts()
+        return (counts[.pending] ?? 0, counts[.retry] ?? 0)
     }
 
     /// The default: counts ``devices(namespace:)``.

@@ -695,6 +695,21 @@ public final class PostgresStore: HeraldStore {
         }
     }
 
+    /// See ``HeraldStore``: two counts in the partial indexes of pending and retry rows (index
+    /// plans, see ``keyedAccess``).
+    public func outstandingCounts() throws -> (pending: Int, retry: Int) {
+        try call {
+            let row = try Self.keyed(
+                db,
+                """
+                SELECT (SELECT COUNT(*) FROM deliveries WHERE state = 'pending') AS p,
+                  (SELECT COUNT(*) FROM deliveries WHERE state = 'retry') AS r
+                """
+            ).first
+            return (Int(row?.int("p") ?? 0), Int(row?.int("r") ?? 0))
+        }
+    }
+
     /// See ``HeraldStore``.
     public func deliveryCounts() throws -> [DeliveryState: Int] {
         try call {

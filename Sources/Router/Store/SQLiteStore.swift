@@ -725,6 +725,18 @@ public final class SQLiteStore: HeraldStore {
         return out
     }
 
+    /// See ``HeraldStore``: two counts in the partial indexes of pending and retry rows. (A
+    /// `GROUP BY state` sorts every delivery ever stored; a worker ran it after each pass.)
+    public func outstandingCounts() throws -> (pending: Int, retry: Int) {
+        let row = try db.query(
+            """
+            SELECT (SELECT COUNT(*) FROM deliveries WHERE state = 'pending') AS p,
+              (SELECT COUNT(*) FROM deliveries WHERE state = 'retry') AS r
+            """
+        ).first
+        return (Int(row?.int("p") ?? 0), Int(row?.int("r") ?? 0))
+    }
+
     // MARK: Lifecycle and history
 
     /// See ``HeraldStore``.
