@@ -51,12 +51,14 @@ extension Router {
                         cooled = Set(steps.indices.filter { hits.contains("\(routeName)#\($0)") })
                     }
                 }
-                // The outline needs only the namespace's device count per platform; the device keys
-                // are read (once per namespace for the batch) only when a step targets devices, so a
-                // sink-only route never reads the registry.
+                // The outline needs the namespace's device count per platform only for an
+                // `unless-registered` step (counted once per namespace for the batch); the store
+                // expands device groups itself, so other routes never read the registry here.
                 let ns = notification.namespace
                 let counts: [String: Int]
-                if let known = platformCounts[ns] {
+                if !Planner.needsDeviceCounts(notification, config: g.config, cooledDownSteps: cooled) {
+                    counts = [:]
+                } else if let known = platformCounts[ns] {
                     counts = known
                 } else {
                     counts = try store.devicePlatformCounts(namespace: ns)

@@ -227,7 +227,9 @@ public final class Router: Sendable {
     ) throws -> StoredNotification {
         let now = options.clock.now()
         let cooled = try cooled ?? touchCooldowns(notification, graph: g, now: now)
-        let counts = try store.devicePlatformCounts(namespace: notification.namespace)
+        let counts =
+            Planner.needsDeviceCounts(notification, config: g.config, cooledDownSteps: cooled)
+            ? try store.devicePlatformCounts(namespace: notification.namespace) : [:]
         let outline = Planner.outline(
             notification, config: g.config, platformCounts: counts, cooledDownSteps: cooled)
         let hub = self.hub

@@ -153,6 +153,35 @@ import Testing
         #expect(b.outcome("fcm", "pixel") == .delivered)
     }
 
+    /// The device counts are read only for an applicable `unless-registered` step; with empty
+    /// counts the outline of any other route is the same.
+    @Test func deviceCountsAreNeededOnlyForUnlessRegistered() throws {
+        let registry = ChannelRegistry([
+            RecordingChannel().factory(type: "rec", platforms: ["ios"]),
+            RecordingChannel().factory(type: "s", platforms: []),
+        ])
+        func config(_ routes: String) throws -> HeraldConfig {
+            try ConfigLoader.parse(
+                "version: 1\nchannels:\n  a: { type: rec }\n  b: { type: s }\nroutes:\n" + routes, registry: registry)
+        }
+        let n = HeraldNotification(id: "n1", type: "ping", title: "t")
+        let plain = try config("  default:\n    - deliver: [a]\n    - deliver: [b]\n      unless-delivered: [a]\n")
+        #expect(!Planner.needsDeviceCounts(n, config: plain))
+        let counts = ["ios": 3]
+        #expect(
+            Planner.outline(n, config: plain, platformCounts: [:]).groups
+                == Planner.outline(n, config: plain, platformCounts: counts).groups)
+        let guarded = try config("  default:\n    - deliver: [b]\n      unless-registered: [a]\n")
+        #expect(Planner.needsDeviceCounts(n, config: guarded))
+        #expect(
+            Planner.outline(n, config: guarded, platformCounts: [:]).groups
+                != Planner.outline(n, config: guarded, platformCounts: counts).groups)
+        // A step that does not apply to this type asks nothing.
+        let otherType = try config(
+            "  default:\n    - deliver: [b]\n      when: { type: [alarm] }\n      unless-registered: [a]\n")
+        #expect(!Planner.needsDeviceCounts(n, config: otherType))
+    }
+
     @Test func planIsPureData() throws {
         let registry = ChannelRegistry([
             RecordingChannel().factory(type: "rec", platforms: ["ios"]),

@@ -95,6 +95,23 @@ public enum Planner {
         return planned
     }
 
+    /// Whether ``outline(_:config:platformCounts:cooledDownSteps:)`` reads the device counts for
+    /// `notification`: only an applicable step's `unless-registered` condition asks for them. When it
+    /// does not, empty counts give the same outline, and a send skips counting the namespace's
+    /// devices (a `GROUP BY` over all of them, per accepted batch in `herald serve`).
+    public static func needsDeviceCounts(
+        _ notification: HeraldNotification, config: HeraldConfig, cooledDownSteps: Set<Int> = []
+    ) -> Bool {
+        var asked = false
+        _ = plannedSteps(
+            notification, config: config, cooledDownSteps: cooledDownSteps,
+            hasDevice: { _ in
+                asked = true
+                return false
+            }, served: { _ in [] })
+        return asked
+    }
+
     /// The outbox of `notification` without its devices: the step rules and one ``OutboxGroup`` per
     /// (applicable step, enabled channel), from the namespace's device count per platform. The store
     /// expands the groups into rows (``HeraldStore/insertNotification(_:steps:groups:now:suppressed:)``):
