@@ -46,7 +46,7 @@ final class DeadlineWatch: Sendable {
             s.sleeper = (s.generation, deadline)
             return (id, s.generation)
         }
-        if let start { spawn(generation: start, wake: deadline) }
+        if let start { spawn(generation: start, wake: deadline, priority: Task.currentPriority) }
         return id
     }
 
@@ -55,9 +55,13 @@ final class DeadlineWatch: Sendable {
         _ = state.withLock { $0.entries.removeValue(forKey: id) }
     }
 
-    private func spawn(generation: Int, wake: ContinuousClock.Instant) {
-        // High priority: it only fires callbacks, and a timer must not wait behind the work it bounds.
-        Task.detached(priority: .high) { [self] in
+    /// Starts the task that sleeps until `wake`, at the priority of the caller whose deadline it
+    /// watches, as a timer task of that caller's own would run. (At a fixed high priority it fired
+    /// on time while the work it bounds waited for a thread on a loaded machine, turning answers
+    /// already in hand into "timed out"; at the default priority it starved behind higher-priority
+    /// work.)
+    private func spawn(generation: Int, wake: ContinuousClock.Instant, priority: TaskPriority) {
+        Task.detached(priority: priority) { [self] in
             var wake = wake
             while true {
                 try? await Task.sleep(until: wake, clock: clock)
