@@ -493,7 +493,9 @@ public final class Router: Sendable {
     /// The store a config names: PostgreSQL when it has a `store.url` (or `HERALD_STORE_URL`),
     /// else the SQLite file at `store.path`.
     static func openStore(_ config: HeraldConfig, clock: any HeraldClock) throws -> any HeraldStore {
-        if let url = config.storeURL { return try PostgresStore(url: url, clock: clock) }
+        if let url = config.storeURL {
+            return try PostgresStore(url: url, clock: clock, preparedStatements: config.storePreparedStatements)
+        }
         return try SQLiteStore(
             path: config.storePath, clock: clock, cacheBytes: config.storeCache ?? SQLiteStore.defaultCacheBytes)
     }

@@ -131,6 +131,85 @@ import Testing
         #expect(ContinuousClock.now - woke < .seconds(5))
     }
 
+    /// The statements a connection runs, by text, as `pg_prepared_statements` shows them.
+    static func preparedTexts(_ c: PostgresConnection) throws -> [String] {
+        try c.query("SELECT statement FROM pg_prepared_statements ORDER BY name").compactMap { $0.string("statement") }
+    }
+
+    /// Each distinct statement is prepared once per connection, in a pipeline and alone, and each
+    /// run binds its own values.
+    @Test func statementsArePreparedOncePerConnection() throws {
+        let db = try database()
+        defer { db.close() }
+        try db.withConnection { c in
+            try c.execute("CREATE TABLE p(id TEXT PRIMARY KEY, n BIGINT)")
+            for i in 0..<8 {
+                let rows = try c.pipeline([
+                    "INSERT INTO p VALUES(\("k\(i)"), \(Int64(i)))",
+                    "SELECT count(*) AS c, sum(n)::bigint AS s FROM p WHERE id LIKE \("k%")",
+                ])
+                #expect(rows[1].first?.int("c") == Int64(i + 1))
+                #expect(rows[1].first?.int("s") == Int64(i * (i + 1) / 2))
+                #expect(try c.query("SELECT n FROM p WHERE id = \("k\(i)")").first?.int("n") == Int64(i))
+            }
+            let texts = try Self.preparedTexts(c)
+            #expect(texts.filter { $0.hasPrefix("INSERT INTO p") }.count == 1)
+            #expect(texts.filter { $0.hasPrefix("SELECT count(*)") }.count == 1)
+            #expect(texts.filter { $0.hasPrefix("SELECT n FROM p") }.count == 1)
+        }
+    }
+
+    /// A failed statement in a pipeline leaves no half-known prepared statement behind: the same
+    /// pipeline runs once the cause is gone.
+    @Test func aFailedPipelineLeavesThePreparedStatementsUsable() throws {
+        let db = try database()
+        defer { db.close() }
+        try db.withConnection { c in
+            try c.execute("CREATE TABLE f(id TEXT PRIMARY KEY)")
+            try c.run("INSERT INTO f VALUES(\("dup"))")
+            let statements: [PostgresSQL] = [
+                "INSERT INTO f VALUES(\("dup"))", "SELECT count(*) AS c FROM f WHERE id <> \("")",
+            ]
+            #expect(throws: PostgresError.self) { try c.pipeline(statements) }
+            try c.run("DELETE FROM f WHERE id = \("dup")")
+            #expect(try c.pipeline(statements)[1].first?.int("c") == 1)
+        }
+    }
+
+    /// A prepared statement the server no longer has (`DEALLOCATE ALL`, as a pooler's fresh server
+    /// connection would) or whose result type changed (`SELECT *` after `ALTER TABLE`) is prepared
+    /// again, and the statement still runs.
+    @Test func aLostOrOutdatedPreparedStatementIsPreparedAgain() throws {
+        let db = try database()
+        defer { db.close() }
+        try db.withConnection { c in
+            try c.execute("CREATE TABLE g(id TEXT PRIMARY KEY)")
+            try c.run("INSERT INTO g VALUES(\("a"))")
+            let select: PostgresSQL = "SELECT * FROM g WHERE id = \("a")"
+            #expect(try c.query(select).count == 1)
+            #expect(try c.pipeline([select])[0].count == 1)
+            try c.execute("DEALLOCATE ALL")
+            #expect(try c.query(select).count == 1)
+            try c.execute("DEALLOCATE ALL")
+            #expect(try c.pipeline([select])[0].count == 1)
+            try c.execute("ALTER TABLE g ADD COLUMN extra TEXT DEFAULT 'x'")
+            #expect(try c.query(select).first?.string("extra") == "x")
+            try c.execute("ALTER TABLE g ADD COLUMN more TEXT DEFAULT 'y'")
+            #expect(try c.pipeline([select])[0].first?.string("more") == "y")
+        }
+    }
+
+    /// With `preparedStatements: false` (behind a pooler that does not keep them) nothing is prepared.
+    @Test func preparedStatementsCanBeTurnedOff() throws {
+        let db = try PostgresDatabase(url: try TestPostgres.start().createDatabase(), preparedStatements: false)
+        defer { db.close() }
+        try db.withConnection { c throws in
+            #expect(try c.query("SELECT \(Int64(1))::bigint AS one").first?.int("one") == 1)
+            #expect(try c.pipeline(["SELECT \(Int64(2))::bigint AS two"])[0].first?.int("two") == 2)
+            #expect(try Self.preparedTexts(c).isEmpty)
+        }
+    }
+
     @Test func wrongPasswordFailsWithoutShowingIt() throws {
         let server = try TestPostgres.start()
         let url = "postgresql://nosuchuser:s3cretPW@127.0.0.1:\(server.port)/postgres"

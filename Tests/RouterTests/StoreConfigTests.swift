@@ -4,7 +4,7 @@ import Testing
 
 @testable import Router
 
-/// `store.url`, `store.lease`, `store.cache` and `HERALD_STORE_URL` (issue 18): precedence, and errors
+/// `store.url`, `store.lease`, `store.cache`, `store.prepared-statements` and `HERALD_STORE_URL` (issue 18): precedence, and errors
 /// with positions.
 @Suite struct StoreConfigTests {
     static let rest = "channels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n"
@@ -42,7 +42,7 @@ import Testing
         let lease = #expect(throws: ConfigError.self) { try Self.parse("{ lease: 0s }") }
         #expect(lease?.description.contains("store.lease must be between 1s and 1h") == true)
         let key = #expect(throws: ConfigError.self) { try Self.parse("{ host: db }") }
-        #expect(key?.description.contains("expected path, url, lease, cache") == true)
+        #expect(key?.description.contains("expected path, url, lease, cache, prepared-statements") == true)
         let env = #expect(throws: ConfigError.self) {
             try Self.parse("{ path: /tmp/x.db }", environment: ["HERALD_STORE_URL": "db:5432"])
         }
@@ -68,5 +68,22 @@ import Testing
             #expect(error?.description.hasPrefix("h.yaml:2:17:") == true, "\(error?.description ?? "")")
             #expect(error?.description.contains("store.cache must be a size from 128KiB to 1024MiB") == true)
         }
+    }
+
+    /// `store.prepared-statements` is on by default, reads a boolean, and reaches the PostgreSQL
+    /// store a router opens; anything but a boolean is an error at its position.
+    @Test func preparedStatementsReachThePostgresStore() async throws {
+        let url = try TestPostgres.start().createDatabase()
+        #expect(try Self.parse("{ url: \"\(url)\" }").storePreparedStatements)
+        let off = try Self.parse("{ url: \"\(url)\", prepared-statements: false }")
+        #expect(!off.storePreparedStatements)
+        for (config, expected) in [(try Self.parse("{ url: \"\(url)\" }"), true), (off, false)] {
+            let router = try await Router(config: config, registry: Self.registry)
+            let store = try #require(router.store as? PostgresStore)
+            #expect(store.db.preparedStatements == expected)
+            await router.shutdown()
+        }
+        let bad = #expect(throws: ConfigError.self) { try Self.parse("{ prepared-statements: maybe }") }
+        #expect(bad?.description.hasPrefix("h.yaml:2:31:") == true, "\(bad?.description ?? "")")
     }
 }

@@ -145,6 +145,7 @@ public enum ConfigLoader {
             var storeURL: String?
             var storeLease: Duration?
             var storeCache: Int?
+            var storePrepared = true
             if let s = byKey["store"]?.value, !s.isNull {
                 for e in try s.mapping("store") {
                     switch e.key {
@@ -174,8 +175,11 @@ public enum ConfigLoader {
                                 "store.cache must be a size from 128KiB to 1024MiB (2MiB, 512KiB), got \"\(text)\"")
                         }
                         storeCache = size
+                    case "prepared-statements":
+                        storePrepared = try e.value.bool("store.prepared-statements")
                     default:
-                        throw e.keyNode.error("unknown key '\(e.key)' in store (expected path, url, lease, cache)")
+                        throw e.keyNode.error(
+                            "unknown key '\(e.key)' in store (expected path, url, lease, cache, prepared-statements)")
                     }
                 }
             }
@@ -254,7 +258,7 @@ public enum ConfigLoader {
             }
             return HeraldConfig(
                 file: file, version: version, storePath: storePath, storeURL: storeURL, storeLease: storeLease,
-                storeCache: storeCache,
+                storeCache: storeCache, storePreparedStatements: storePrepared,
                 caFile: caFile, http: http, retention: retention, logLevel: logLevel, channels: channels,
                 routes: routes, warnings: warnings, server: server)
         }

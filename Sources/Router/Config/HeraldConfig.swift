@@ -17,6 +17,9 @@ public struct HeraldConfig: Sendable {
     public var storeLease: Duration? = nil
     /// `store.cache`: the SQLite page cache in bytes; nil keeps ``SQLiteStore/defaultCacheBytes``.
     public var storeCache: Int? = nil
+    /// `store.prepared-statements`: whether PostgreSQL connections prepare their statements (default
+    /// `true`; turn off behind PgBouncer before 1.21 in transaction mode). Ignored by SQLite.
+    public var storePreparedStatements: Bool = true
     /// Extra trusted CA bundle for outgoing TLS.
     public var caFile: String?
     /// HTTP client tuning from `http:`; unset fields keep ``RouterOptions/http``.

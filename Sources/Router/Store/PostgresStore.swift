@@ -36,10 +36,18 @@ public final class PostgresStore: HeraldStore {
     ///
     /// Throws ``StoreError/unreachable(store:detail:)`` when the server cannot be reached and
     /// ``StoreError/newerSchema(path:version:supported:)`` for a schema from a newer Herald.
-    public init(url: String, clock: any HeraldClock = SystemClock(), maximumConnections: Int = 8) throws {
+    ///
+    /// `preparedStatements` (the default) lets each connection prepare the statements it runs, so
+    /// the server parses and plans each one once per connection; turn it off behind a pooler that
+    /// does not keep prepared statements (PgBouncer before 1.21 in transaction mode).
+    public init(
+        url: String, clock: any HeraldClock = SystemClock(), maximumConnections: Int = 8,
+        preparedStatements: Bool = true
+    ) throws {
         self.clock = clock
         do {
-            db = try PostgresDatabase(url: url, maximumConnections: maximumConnections)
+            db = try PostgresDatabase(
+                url: url, maximumConnections: maximumConnections, preparedStatements: preparedStatements)
         } catch {
             throw StoreError.unreachable(store: PostgresURL.redacted(url), detail: error.description)
         }

@@ -10,11 +10,22 @@ public final class PostgresConnection {
     private var handle: OpaquePointer?
     /// Open `BEGIN`/`SAVEPOINT` levels.
     private var depth = 0
+    /// Statement texts prepared on this connection, with their server-side names; `nil` when
+    /// statements are not prepared (``PostgresDatabase`` `preparedStatements: false`).
+    private var prepared: [String: String]?
+    /// The number in the next statement name: names are never reused on a connection.
+    private var nextStatement = 0
+    /// Statements a connection prepares at most; any beyond run unprepared.
+    static let preparedLimit = 200
 
     /// Connects with `url` (a `postgresql://` URL or a `key=value` string, parsed by libpq, so the
     /// password may come from the URL, `PGPASSWORD` or `~/.pgpass`, and `sslmode` and every other
     /// libpq parameter pass through). `connectTimeoutSeconds` applies unless the URL sets its own.
-    init(url: String, connectTimeoutSeconds: Int) throws(PostgresError) {
+    ///
+    /// With `prepareStatements`, each distinct statement text is prepared once on the connection
+    /// (up to ``preparedLimit``) and later runs skip the server's parse, analysis and (once its
+    /// generic plan is chosen) planning.
+    init(url: String, connectTimeoutSeconds: Int, prepareStatements: Bool = true) throws(PostgresError) {
         let keys = ["connect_timeout", "application_name", "dbname"]
         let values = [String(connectTimeoutSeconds), "herald", url]
         let conn = Self.withCStrings(keys) { k in
@@ -34,6 +45,7 @@ public final class PostgresConnection {
         }
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         handle = conn
+        prepared = prepareStatements ? [:] : nil
     }
 
     deinit { close() }
@@ -117,6 +129,25 @@ public final class PostgresConnection {
     /// are rolled back, the rest are skipped, and its error is thrown. Returns each statement's rows
     /// (empty for statements that return none), in order.
     public func pipeline(_ statements: [PostgresSQL]) throws(PostgresError) -> [[PostgresRow]] {
+        do {
+            return try pipelineOnce(statements)
+        } catch let error where depth == 0 && Self.invalidatesPrepared(error) {
+            // The server lost or outdated a prepared statement (a `DEALLOCATE`, a pooler, a schema
+            // change): the pipeline rolled back as a whole, so it is safe to run it again, prepared anew.
+            prepared = prepared.map { _ in [:] }
+            return try pipelineOnce(statements)
+        }
+    }
+
+    /// What one pipeline entry's results belong to.
+    private enum Sent {
+        /// The `Parse` of statement `index`, prepared as `name`.
+        case prepare(index: Int, name: String)
+        /// The execution of statement `index`.
+        case execute(index: Int)
+    }
+
+    private func pipelineOnce(_ statements: [PostgresSQL]) throws(PostgresError) -> [[PostgresRow]] {
         guard !statements.isEmpty else { return [] }
         let conn = try open()
         for statement in statements {
@@ -129,25 +160,40 @@ public final class PostgresConnection {
         guard PQenterPipelineMode(conn) == 1 else { throw failure(conn, nil, "PQenterPipelineMode", sql: nil) }
         // A pipeline left half read cannot be left: the connection is closed (the pool drops it).
         defer { if PQexitPipelineMode(conn) != 1 { close() } }
-        for statement in statements {
+        var sent: [Sent] = []
+        var preparing: [String: String] = [:]
+        for (index, statement) in statements.enumerated() {
             let params = statement.bindings.map(\.parameterText)
-            let sent = Self.withOptionalCStrings(params) { values in
-                PQsendQueryParams(conn, statement.text, Int32(params.count), nil, values, nil, nil, 0)
+            let count = Int32(params.count)
+            var name = prepared?[statement.text] ?? preparing[statement.text]
+            if name == nil, let known = prepared, known.count + preparing.count < Self.preparedLimit {
+                let fresh = newStatementName()
+                guard PQsendPrepare(conn, fresh, statement.text, count, nil) == 1 else {
+                    throw failure(conn, nil, "PQsendPrepare", sql: statement.text)
+                }
+                sent.append(.prepare(index: index, name: fresh))
+                preparing[statement.text] = fresh
+                name = fresh
             }
-            if sent != 1 { throw failure(conn, nil, "PQsendQueryParams", sql: statement.text) }
+            let ok = Self.withOptionalCStrings(params) { values in
+                if let name { return PQsendQueryPrepared(conn, name, count, values, nil, nil, 0) }
+                return PQsendQueryParams(conn, statement.text, count, nil, values, nil, nil, 0)
+            }
+            if ok != 1 { throw failure(conn, nil, "PQsendQueryParams", sql: statement.text) }
+            sent.append(.execute(index: index))
         }
         if PQpipelineSync(conn) != 1 { throw failure(conn, nil, "PQpipelineSync", sql: nil) }
-        // Each statement's results end with a NULL; the Sync's own result ends the pipeline.
+        // Each entry's results end with a NULL; the Sync's own result ends the pipeline.
         var rows = [[PostgresRow]](repeating: [], count: statements.count)
-        var index = 0
+        var position = 0
         var firstError: PostgresError?
         var nulls = 0
         while true {
             guard let result = PQgetResult(conn) else {
-                index += 1
+                position += 1
                 nulls += 1
                 // A broken connection yields no Sync: stop rather than wait for it forever.
-                if nulls > statements.count + 1 || PQstatus(conn) != CONNECTION_OK {
+                if nulls > sent.count + 1 || PQstatus(conn) != CONNECTION_OK {
                     throw firstError ?? failure(conn, nil, "PQgetResult", sql: nil)
                 }
                 continue
@@ -158,11 +204,24 @@ public final class PostgresConnection {
                 PQclear(result)
                 break
             }
+            let entry = position < sent.count ? sent[position] : nil
+            let index: Int? =
+                switch entry {
+                case .prepare(let i, _), .execute(let i): i
+                case nil: nil
+                }
             if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK {
-                if index < rows.count { rows[index] = Self.rows(result) }
+                switch entry {
+                case .prepare(let i, let name):
+                    // Kept once the server has it: a `Parse` skipped by an earlier error never ran.
+                    prepared?[statements[i].text] = name
+                case .execute(let i):
+                    rows[i] = Self.rows(result)
+                case nil: break
+                }
             } else if status != PGRES_PIPELINE_ABORTED, firstError == nil {
                 firstError = failure(
-                    conn, result, "PQsendQueryParams", sql: index < statements.count ? statements[index].text : nil)
+                    conn, result, "PQsendQueryParams", sql: index.map { statements[$0].text })
             }
             PQclear(result)
         }
@@ -231,6 +290,16 @@ public final class PostgresConnection {
     }
 
     private func exec(_ sql: PostgresSQL) throws(PostgresError) -> OpaquePointer {
+        do {
+            return try execOnce(sql)
+        } catch let error where depth == 0 && Self.invalidatesPrepared(error) {
+            // Outside a transaction the failed statement changed nothing: prepare it anew and rerun.
+            prepared = prepared.map { _ in [:] }
+            return try execOnce(sql)
+        }
+    }
+
+    private func execOnce(_ sql: PostgresSQL) throws(PostgresError) -> OpaquePointer {
         let conn = try open()
         let text = sql.text
         let params = sql.bindings.map(\.parameterText)
@@ -239,8 +308,23 @@ public final class PostgresConnection {
                 sqlState: "22021", call: "PQexecParams",
                 message: "a text value contains a NUL character, which PostgreSQL cannot store")
         }
+        let count = Int32(params.count)
+        var name = prepared?[text]
+        if name == nil, let known = prepared, known.count < Self.preparedLimit {
+            let fresh = newStatementName()
+            guard let result = PQprepare(conn, fresh, text, count, nil) else {
+                throw failure(conn, nil, "PQprepare", sql: text)
+            }
+            defer { PQclear(result) }
+            guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+                throw failure(conn, result, "PQprepare", sql: text)
+            }
+            prepared?[text] = fresh
+            name = fresh
+        }
         let result: OpaquePointer? = Self.withOptionalCStrings(params) { values in
-            PQexecParams(conn, text, Int32(params.count), nil, values, nil, nil, 0)
+            if let name { return PQexecPrepared(conn, name, count, values, nil, nil, 0) }
+            return PQexecParams(conn, text, count, nil, values, nil, nil, 0)
         }
         guard let result else { throw failure(conn, nil, "PQexecParams", sql: text) }
         let status = PQresultStatus(result)
@@ -249,6 +333,19 @@ public final class PostgresConnection {
             throw failure(conn, result, "PQexecParams", sql: text)
         }
         return result
+    }
+
+    /// A fresh server-side statement name (`herald_1`, `herald_2`, …).
+    private func newStatementName() -> String {
+        nextStatement += 1
+        return "herald_\(nextStatement)"
+    }
+
+    /// Whether `error` says a prepared statement of this connection is gone (`26000`: a
+    /// `DEALLOCATE`, `DISCARD ALL` or a pooler's new server connection) or outdated (`0A000`, "cached
+    /// plan must not change result type": a schema change under a `SELECT *`).
+    static func invalidatesPrepared(_ error: PostgresError) -> Bool {
+        error.sqlState == "26000" || (error.sqlState == "0A000" && error.message.contains("cached plan"))
     }
 
     private func failure(_ conn: OpaquePointer, _ result: OpaquePointer?, _ call: String, sql: String?)

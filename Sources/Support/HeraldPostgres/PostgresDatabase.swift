@@ -19,25 +19,36 @@ public final class PostgresDatabase: Sendable {
     public let maximumConnections: Int
     private let url: String
     private let connectTimeoutSeconds: Int
+    /// Whether connections prepare their statements (see ``init(url:maximumConnections:connectTimeoutSeconds:preparedStatements:)``).
+    public let preparedStatements: Bool
     private let idle = Locked<[ConnectionBox]>([])
     private let closed = Locked<Bool>(false)
     private let slots: DispatchSemaphore
 
     /// Connects once (so a wrong URL, password or unreachable server fails here) and keeps that
     /// connection for the pool.
-    public init(url: String, maximumConnections: Int = 4, connectTimeoutSeconds: Int = 5) throws(PostgresError) {
+    ///
+    /// With `preparedStatements` (the default) each connection prepares every distinct statement
+    /// text the first time it runs it, so later runs skip the server's parsing and planning. Turn it
+    /// off behind a pooler that does not keep prepared statements (PgBouncer before 1.21 in
+    /// transaction mode); a statement the server lost is prepared again by itself either way.
+    public init(
+        url: String, maximumConnections: Int = 4, connectTimeoutSeconds: Int = 5, preparedStatements: Bool = true
+    ) throws(PostgresError) {
         self.url = url
+        self.preparedStatements = preparedStatements
         self.redactedURL = PostgresURL.redacted(url)
         self.maximumConnections = max(1, maximumConnections)
         self.connectTimeoutSeconds = max(1, connectTimeoutSeconds)
         self.slots = DispatchSemaphore(value: max(1, maximumConnections))
-        let first = try PostgresConnection(url: url, connectTimeoutSeconds: connectTimeoutSeconds)
+        let first = try PostgresConnection(
+            url: url, connectTimeoutSeconds: connectTimeoutSeconds, prepareStatements: preparedStatements)
         idle.withLock { $0.append(ConnectionBox(first)) }
     }
 
     /// Opens a separate connection that is not part of the pool (for `LISTEN`).
     func dedicatedConnection() throws(PostgresError) -> PostgresConnection {
-        try PostgresConnection(url: url, connectTimeoutSeconds: connectTimeoutSeconds)
+        try PostgresConnection(url: url, connectTimeoutSeconds: connectTimeoutSeconds, prepareStatements: false)
     }
 
     /// Runs `body` with a connection of the pool.
@@ -87,7 +98,8 @@ public final class PostgresDatabase: Sendable {
             if box.connection.checkIdle() { return box.connection }
             box.connection.close()
         }
-        return try PostgresConnection(url: url, connectTimeoutSeconds: connectTimeoutSeconds)
+        return try PostgresConnection(
+            url: url, connectTimeoutSeconds: connectTimeoutSeconds, prepareStatements: preparedStatements)
     }
 
     private func giveBack(_ connection: PostgresConnection) {
