@@ -571,30 +571,25 @@ struct Executor: Sendable {
         requestTimeout: Duration, bound: Duration, grace: Duration,
         _ operation: @escaping @Sendable () async -> [DeliveryResult]
     ) async -> (results: [DeliveryResult], timedOut: Bool) {
-        let (stream, continuation) = AsyncStream.makeStream(of: [DeliveryResult]?.self)
+        let answers = Mailbox<[DeliveryResult]?>()
         let work = RequestTimeoutScope.$limit.withValue(requestTimeout) {
-            Task { continuation.yield(await operation()) }
+            Task { answers.put(await operation()) }
         }
-        let timer = DeadlineWatch.shared.add(after: bound) { continuation.yield(nil) }
+        let timer = DeadlineWatch.shared.add(after: bound) { answers.put(nil) }
         return await withTaskCancellationHandler {
-            var answers = stream.makeAsyncIterator()
-            let first = await answers.next() ?? nil
+            let first = await answers.take()
             DeadlineWatch.shared.remove(timer)
-            if let first, !Task.isCancelled {
-                continuation.finish()
-                return (first, false)
-            }
+            if let first, !Task.isCancelled { return (first, false) }
             work.cancel()
             let graceTimer = Task {
                 do {
                     try await Task.sleep(for: grace)
-                    continuation.yield(nil)
+                    answers.put(nil)
                 } catch {}
             }
             var late = first
-            if late == nil { late = await answers.next() ?? nil }
+            if late == nil { late = await answers.take() }
             graceTimer.cancel()
-            continuation.finish()
             return (late ?? [], true)
         } onCancel: {
             work.cancel()
