@@ -270,10 +270,13 @@ extension HeraldNotification {
 
     /// Names (namespace, type) are 1-128 characters of letters, digits, `.`, `_`, `-`.
     static func validateName(_ s: String, field: String) throws(ValidationError) {
+        // On the UTF-8 bytes: every allowed character is one ASCII byte, and a byte of a multi-byte
+        // character is never one of them.
         guard !s.isEmpty, s.utf8.count <= 128,
-            s.unicodeScalars.allSatisfy({
-                $0.isASCII
-                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+            s.utf8.allSatisfy({ b in
+                (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+                    || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: ".")
+                    || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
             })
         else { throw ValidationError(field: field, "must be 1-128 characters of A-Z a-z 0-9 . _ -") }
     }

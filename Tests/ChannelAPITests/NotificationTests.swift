@@ -47,6 +47,23 @@ import Testing
         }
     }
 
+    /// Namespaces and types are 1-128 of A-Z a-z 0-9 . _ -, nothing else (no letter outside ASCII,
+    /// no space, no fullwidth look-alike).
+    @Test func namesAreASCIILettersDigitsDotUnderscoreDash() throws {
+        let ok = "aZ09._-" + String(repeating: "x", count: 121)
+        let n = try HeraldNotification(jsonText: #"{"title":"t","namespace":"\#(ok)","type":"Type.1_b-c"}"#)
+        #expect(n.namespace == ok)
+        #expect(n.type == "Type.1_b-c")
+        for bad in ["", "é", "a b", "ａ", "a/b", "a:b", "ª", "٣", ok + "x"] {
+            #expect(throws: ValidationError.self, "\(bad)") {
+                try HeraldNotification(jsonText: #"{"title":"t","namespace":"\#(bad)"}"#)
+            }
+            #expect(throws: ValidationError.self, "\(bad)") {
+                try HeraldNotification(jsonText: #"{"title":"t","type":"\#(bad)"}"#)
+            }
+        }
+    }
+
     @Test func collapseIdCutsOnUTF8Boundary() {
         let tag = String(repeating: "é", count: 40)  // 80 bytes
         let cut = CollapseID.truncate(tag, maxBytes: 64)
