@@ -120,22 +120,28 @@ public struct HeraldNotification: Sendable, Equatable {
 }
 
 extension HeraldNotification {
+    /// The contract's fields of a notification object; any other key is refused.
+    static let knownFields: Set<String> = [
+        "id", "namespace", "type", "title", "body", "severity", "url", "tag", "data", "actions", "badge", "ttl",
+        "priority", "android", "ios", "web", "telegram", "liveActivity",
+    ]
+
     /// Parses and validates the contract's notification JSON. Errors name the field.
     public init(json: JSONValue) throws(ValidationError) {
         guard let o = json.objectValue else { throw ValidationError(field: "notification", "must be a JSON object") }
-        let known: Set<String> = [
-            "id", "namespace", "type", "title", "body", "severity", "url", "tag", "data", "actions", "badge", "ttl",
-            "priority", "android", "ios", "web", "telegram", "liveActivity",
-        ]
-        for key in o.keys.sorted() where !known.contains(key) {
-            throw ValidationError(field: key, "unknown field")
+        // The first unknown key in sorted order, so the error does not depend on hashing.
+        if let unknown = o.keys.filter({ !Self.knownFields.contains($0) }).min() {
+            throw ValidationError(field: unknown, "unknown field")
         }
         func string(_ key: String, maxLength: Int = 8192) throws(ValidationError) -> String? {
             guard let v = o[key], !v.isNull else { return nil }
             guard let s = v.stringValue else {
                 throw ValidationError(field: key, "must be a string, not \(v.kindName)")
             }
-            guard s.count <= maxLength else { throw ValidationError(field: key, "longer than \(maxLength) characters") }
+            // A string has no more characters than UTF-8 bytes: count them only when the bytes are many.
+            guard s.utf8.count <= maxLength || s.count <= maxLength else {
+                throw ValidationError(field: key, "longer than \(maxLength) characters")
+            }
             return s
         }
         func object(_ key: String) throws(ValidationError) -> [String: JSONValue]? {

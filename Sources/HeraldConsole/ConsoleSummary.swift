@@ -166,5 +166,5 @@ public struct ConsoleSummary: Sendable {
             counts: try store.deliveryCounts(), knownNamespaces: namespaces, now: now)
     }
 
-    static func iso(_ date: Date) -> String { date.formatted(.iso8601) }
+    static func iso(_ date: Date) -> String { ISO8601Time.string(date) }
 }

@@ -48,9 +48,9 @@ public final class LogChannel: Channel {
     /// The line written for a notification: its contract JSON plus `deliveredAt`.
     public static func line(for notification: HeraldNotification, at date: Date) -> String {
         var o = notification.json.objectValue ?? [:]
-        // The same text as ISO8601DateFormatter, without building a formatter per line (10% of herald's CPU
-        // under the serve bench).
-        o["deliveredAt"] = .string(date.formatted(.iso8601))
+        // The same text as ISO8601DateFormatter, without building a formatter or a format style per line
+        // (the formatter was 10% of herald's CPU under the serve bench, the format style 3% of a drain's).
+        o["deliveredAt"] = .string(ISO8601Time.string(date))
         return JSONValue.object(o).canonicalString + "\n"
     }
 
