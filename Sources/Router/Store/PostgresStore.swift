@@ -405,9 +405,9 @@ public final class PostgresStore: HeraldStore {
             else { return nil }
             guard let body = row.string("body"), let n = try? HeraldNotification(jsonText: body),
                 let at = Self.date(row["created_at"]),
-                let stepsText = row.string("steps"), let steps = try? JSONValue.parse(stepsText).arrayValue
+                let stepsText = row.string("steps"), let steps = StepRule.list(parsing: stepsText)
             else { throw StoreError.corrupt("notification \(id)") }
-            return StoredNotification(notification: n, createdAt: at, steps: steps.compactMap(StepRule.init(json:)))
+            return StoredNotification(notification: n, createdAt: at, steps: steps)
         }
     }
 
@@ -617,10 +617,10 @@ public final class PostgresStore: HeraldStore {
                 if notifications[record.notificationId] == nil {
                     guard let body = row.string("n_body"), let n = try? HeraldNotification(jsonText: body),
                         let at = Self.date(row["n_created_at"]), let stepsText = row.string("n_steps"),
-                        let steps = try? JSONValue.parse(stepsText).arrayValue
+                        let steps = StepRule.list(parsing: stepsText)
                     else { throw StoreError.corrupt("notification \(record.notificationId)") }
                     notifications[record.notificationId] = StoredNotification(
-                        notification: n, createdAt: at, steps: steps.compactMap(StepRule.init(json:)))
+                        notification: n, createdAt: at, steps: steps)
                 }
             }
             deliveries.sort { $0.id < $1.id }

@@ -474,9 +474,9 @@ public final class SQLiteStore: HeraldStore {
         else { return nil }
         guard let body = row.string("body"), let n = try? HeraldNotification(jsonText: body),
             let at = SQLiteStore.date(row["created_at"]),
-            let stepsText = row.string("steps"), let steps = try? JSONValue.parse(stepsText).arrayValue
+            let stepsText = row.string("steps"), let steps = StepRule.list(parsing: stepsText)
         else { throw StoreError.corrupt("notification \(id)") }
-        return StoredNotification(notification: n, createdAt: at, steps: steps.compactMap(StepRule.init(json:)))
+        return StoredNotification(notification: n, createdAt: at, steps: steps)
     }
 
     /// See ``HeraldStore``.

@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldSync
 
 /// The state of one planned delivery in the outbox.
 public enum DeliveryState: String, Sendable, CaseIterable {
@@ -249,6 +250,22 @@ public struct StepRule: Sendable, Equatable {
         if let t = timeout { o["timeoutMs"] = .number(Double(t.milliseconds)) }
         return .object(o)
     }
+
+    /// The rules of a stored `steps` column (a JSON array), or nil when it is not one. Parsed texts
+    /// are remembered (a route table has a few distinct ones), so a drain batch does not parse the
+    /// same text once per notification.
+    static func list(parsing text: String) -> [StepRule]? {
+        if let known = parsedLists.withLock({ $0[text] }) { return known }
+        guard let array = try? JSONValue.parse(text).arrayValue else { return nil }
+        let rules = array.compactMap(StepRule.init(json:))
+        parsedLists.withLock { lists in
+            if lists.count >= 64 { lists.removeAll() }
+            lists[text] = rules
+        }
+        return rules
+    }
+
+    private static let parsedLists = Locked<[String: [StepRule]]>([:])
 
     init?(json: JSONValue) {
         guard let m = json["mode"]?.stringValue, let mode = RouteStep.Mode(rawValue: m) else { return nil }
