@@ -121,7 +121,7 @@ extension Executor {
     /// What became of one item.
     private enum BatchOutcome: Sendable {
         /// Attempted; the results to record with the batch (none for an executed notification).
-        case attempted(count: Int, results: [AttemptRecord], records: [DeliveryRecord], channel: String)
+        case attempted(count: Int, results: [AttemptRecord], records: [DeliveryRecord])
         case skipped([String])
         case failed(any Error)
     }
@@ -137,6 +137,7 @@ extension Executor {
     private func items(of batch: PendingBatch) -> [BatchItem] {
         var order: [String] = []
         var byNotification: [String: [DeliveryRecord]] = [:]
+        byNotification.reserveCapacity(batch.notifications.count)
         for r in batch.deliveries {
             if byNotification[r.notificationId] == nil { order.append(r.notificationId) }
             byNotification[r.notificationId, default: []].append(r)
@@ -174,8 +175,8 @@ extension Executor {
     struct AttemptedBatch: Sendable {
         var attempted = 0
         var results: [AttemptRecord] = []
+        /// The attempted records by delivery id (each knows its channel).
         var recordsById: [String: DeliveryRecord] = [:]
-        var channelOf: [String: String] = [:]
         var skipped: [String] = []
         var failure: (any Error)?
     }
@@ -195,7 +196,7 @@ extension Executor {
                 case .notification(let id, let records):
                     do {
                         try await self.execute(notificationId: id, graph: graph)
-                        return .attempted(count: records.count, results: [], records: [], channel: "")
+                        return .attempted(count: records.count, results: [], records: [])
                     } catch {
                         stop.set(error)
                         return .failed(error)
@@ -205,20 +206,19 @@ extension Executor {
                     if let slots = self.slots { await slots.acquire(channel) }
                     let results = await context.collect(records, stored: stored)
                     self.slots?.release(channel)
-                    return .attempted(count: records.count, results: results, records: records, channel: channel)
+                    return .attempted(count: records.count, results: results, records: records)
                 }
             }
         }
         var done = AttemptedBatch()
+        done.recordsById.reserveCapacity(batch.deliveries.count)
+        done.results.reserveCapacity(batch.deliveries.count)
         for outcome in outcomes {
             switch outcome {
-            case .attempted(let count, let r, let records, let channel):
+            case .attempted(let count, let r, let records):
                 done.attempted += count
                 done.results += r
-                for record in records {
-                    done.recordsById[record.id] = record
-                    done.channelOf[record.id] = channel
-                }
+                for record in records { done.recordsById[record.id] = record }
             case .skipped(let ids): done.skipped += ids
             case .failed(let error): done.failure = done.failure ?? error
             }
@@ -241,7 +241,7 @@ extension Executor {
                 let match = results.first {
                     $0.removeDevice?.deviceId == d.deviceId && $0.removeDevice?.platform == d.platform
                 }
-                let channel = match.flatMap { done.channelOf[$0.deliveryId] } ?? ""
+                let channel = match.flatMap { done.recordsById[$0.deliveryId]?.channel } ?? ""
                 events.emit(.deviceRemoved(d, channel: channel, reason: match?.reason ?? "dead"))
             }
         } catch {

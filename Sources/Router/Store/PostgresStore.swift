@@ -611,6 +611,8 @@ public final class PostgresStore: HeraldStore {
             let rows = try Self.keyed(db, Self.claimBatchStatement(owner: owner, until: until, now: now, limit: limit))
             var deliveries: [DeliveryRecord] = []
             var notifications: [String: StoredNotification] = [:]
+            deliveries.reserveCapacity(rows.count)
+            notifications.reserveCapacity(rows.count)
             for row in rows {
                 let record = try Self.decodeDelivery(row)
                 deliveries.append(record)
