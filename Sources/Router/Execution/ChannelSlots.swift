@@ -20,14 +20,7 @@ final class ChannelSlots: Sendable {
     func acquire(_ channel: String) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let granted = state.withLock { entries in
-                var entry = entries[channel] ?? Entry()
-                defer { entries[channel] = entry }
-                if entry.busy < limit {
-                    entry.busy += 1
-                    return true
-                }
-                entry.waiters.append(continuation)
-                return false
+                Self.take(&entries[channel, default: Entry()], limit: limit, else: continuation)
             }
             if granted { continuation.resume() }
         }
@@ -36,13 +29,35 @@ final class ChannelSlots: Sendable {
     /// Gives a slot of `channel` back, handing it to the longest waiter if there is one.
     func release(_ channel: String) {
         let next = state.withLock { entries -> CheckedContinuation<Void, Never>? in
-            guard var entry = entries[channel] else { return nil }
-            defer { entries[channel] = entry.busy == 0 && entry.waiters.isEmpty ? nil : entry }
-            if !entry.waiters.isEmpty { return entry.waiters.removeFirst() }
-            entry.busy = max(0, entry.busy - 1)
-            return nil
+            guard entries[channel] != nil else { return nil }
+            let (next, idle) = Self.give(&entries[channel, default: Entry()])
+            if idle { entries[channel] = nil }
+            return next
         }
         next?.resume()
+    }
+
+    // The entry is changed in place (`inout` through the dictionary's subscript): a copy taken out
+    // and stored back would copy its waiter list on every call.
+
+    /// Takes a slot of `entry` when one is free (`true`), else queues `continuation`.
+    private static func take(
+        _ entry: inout Entry, limit: Int, else continuation: CheckedContinuation<Void, Never>
+    ) -> Bool {
+        if entry.busy < limit {
+            entry.busy += 1
+            return true
+        }
+        entry.waiters.append(continuation)
+        return false
+    }
+
+    /// Gives a slot of `entry` back: to the longest waiter (returned) if there is one. `idle` says
+    /// the entry holds nothing any more.
+    private static func give(_ entry: inout Entry) -> (next: CheckedContinuation<Void, Never>?, idle: Bool) {
+        if !entry.waiters.isEmpty { return (entry.waiters.removeFirst(), false) }
+        entry.busy = max(0, entry.busy - 1)
+        return (nil, entry.busy == 0)
     }
 
     /// Runs `body` holding a slot of `channel`.
