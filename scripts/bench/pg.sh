@@ -153,7 +153,7 @@ ORDER BY x.o;
 SQL
     local tx=$(((N + BATCH * $1 - 1) / (BATCH * $1)))
     local out tps
-    out=$(PGOPTIONS="-c enable_seqscan=off -c enable_bitmapscan=off -c enable_hashjoin=off -c enable_mergejoin=off -c enable_sort=off" \
+    out=$(PGOPTIONS="-c enable_seqscan=off -c enable_bitmapscan=off -c enable_hashjoin=off -c enable_mergejoin=off -c enable_sort=off -c plan_cache_mode=force_generic_plan" \
         pgbench -n -M prepared -h 127.0.0.1 -p "$PORT" -U herald -c "$1" -j "$1" -t "$tx" -f "$DIR/floor.sql" "$db" 2>&1)
     tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
     local done_

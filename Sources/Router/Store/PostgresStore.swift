@@ -433,10 +433,15 @@ public final class PostgresStore: HeraldStore {
     /// it sorted every pending row for each claim and hashed the whole table for each record (each
     /// batch then costs time in proportion to the outbox, so a drain is quadratic). Measured with
     /// `scripts/bench/pg.sh` (see BENCHMARKS.md).
+    ///
+    /// The statements are prepared (``PostgresDatabase``), and their generic plan is used from the
+    /// first run: with only index access left there is nothing for a plan per set of values to gain,
+    /// and the five custom plans PostgreSQL makes first on each connection cost a short-lived worker
+    /// (and each of its connections) planning time for every hot statement.
     static let keyedAccess: PostgresSQL = """
         SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
           set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
-          set_config('enable_sort', 'off', true)
+          set_config('enable_sort', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)
         """
 
     /// Runs `sql` after ``keyedAccess`` in one pipeline (one round trip, one implicit transaction)
