@@ -173,6 +173,40 @@ import Testing
         let outcomes = log.dropFirst().compactMap { $0.data["outcome"]?.stringValue }
         #expect(outcomes.sorted() == ["delivered", "failed", "retry", "suppressed"])
         #expect(log.dropFirst().allSatisfy { $0.data["channel"] == "sink" && $0.data["deviceId"] == nil })
+        let byOutcome = Dictionary(
+            log.dropFirst().compactMap { e in e.data["outcome"]?.stringValue.map { ($0, e.data) } },
+            uniquingKeysWith: { a, _ in a })
+        #expect(byOutcome["retry"]?["reason"] == "busy")
+        #expect(byOutcome["retry"]?["attempt"] == 1)
+        #expect(byOutcome["failed"]?["reason"] == "bad")
+        #expect(byOutcome["delivered"]?["reason"] == nil)
+        // The attempts history holds one row per recorded result, with its outcome, status and reason.
+        let attempts: [[String]]
+        if let pg = store as? PostgresStore {
+            attempts = try pg.db.query(
+                "SELECT delivery_id, attempt, outcome, status, reason FROM attempts ORDER BY delivery_id"
+            ).map { r in
+                [
+                    r.string("delivery_id"), r.int("attempt").map { "\($0)" }, r.string("outcome"),
+                    r.int("status").map { "\($0)" }, r.string("reason"),
+                ].map { $0 ?? "-" }
+            }
+        } else {
+            let lite = try #require(store as? SQLiteStore)
+            attempts = try lite.db.query(
+                "SELECT delivery_id, attempt, outcome, status, reason FROM attempts ORDER BY delivery_id"
+            ).map { r in
+                [
+                    r.string("delivery_id"), r.int("attempt").map { "\($0)" }, r.string("outcome"),
+                    r.int("status").map { "\($0)" }, r.string("reason"),
+                ].map { $0 ?? "-" }
+            }
+        }
+        #expect(
+            attempts == [
+                ["rec-0", "1", "delivered", "200", "-"], ["rec-1", "1", "retry", "503", "busy"],
+                ["rec-2", "1", "failed", "400", "bad"],
+            ])
         #expect(zip(log, log.dropFirst()).allSatisfy { $0.sequence < $1.sequence })
         #expect(try store.eventLog(after: 0, namespaces: ["other"], limit: 100).isEmpty)
         #expect(try store.lastEventSequence() == log.last?.sequence)

@@ -110,8 +110,9 @@ SQL
 # The floor: Herald's own claim and record statements (PostgresStore.claimPendingBatch and .record,
 # with the same planner settings, given to pgbench's sessions by PGOPTIONS), run by pgbench in
 # prepared mode: the claim returns its ids (\gset), and the record is one pipeline (one round trip, one implicit transaction):
-# rows locked in id order, the state update from unnest, the attempts rows, the event-log lock and
-# the event-log rows with their JSON built by the server.
+# rows locked in id order, the state update from unnest with the attempts rows taken from its
+# RETURNING, the event-log lock and the event-log rows with their JSON built by the server from the
+# updated rows.
 floor() { # $1 = clients
     local db="floor$1"
     psql_ -d postgres -c "CREATE DATABASE $db"
@@ -134,18 +135,20 @@ SELECT coalesce(string_agg(id, ','), '') AS ids, max(n_body) AS b FROM c
 \\gset
 \\startpipeline
 SELECT 1 FROM deliveries WHERE id = ANY(string_to_array(:ids, ',')) ORDER BY id FOR UPDATE;
-UPDATE deliveries d SET state = 'delivered', attempts = 1, next_attempt_at = NULL, status = NULL, reason = NULL,
-  provider_id = d.provider_id, details = d.details, lease_owner = NULL, lease_until = NULL, updated_at = 1
-FROM unnest(string_to_array(:ids, ',')) AS x(id) WHERE d.id = x.id;
+WITH u AS (
+  UPDATE deliveries d SET state = 'delivered', attempts = 1, next_attempt_at = NULL, status = NULL, reason = NULL,
+    provider_id = d.provider_id, details = d.details, lease_owner = NULL, lease_until = NULL, updated_at = 1
+  FROM unnest(string_to_array(:ids, ',')) AS x(id) WHERE d.id = x.id
+  RETURNING d.id, d.attempts, d.state, d.status, d.reason)
 INSERT INTO attempts(delivery_id, attempt, at, outcome, status, reason)
-SELECT x.id, 1, :stamp, 'delivered', NULL, NULL FROM unnest(string_to_array(:ids, ',')) AS x(id)
-WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.id = x.id)
-ON CONFLICT(delivery_id, attempt) DO UPDATE SET at = excluded.at, outcome = excluded.outcome;
+SELECT u.id, u.attempts, :stamp, u.state, u.status, u.reason FROM u
+ON CONFLICT(delivery_id, attempt) DO UPDATE SET at = excluded.at, outcome = excluded.outcome,
+  status = excluded.status, reason = excluded.reason;
 SELECT pg_advisory_xact_lock(1213352004);
 INSERT INTO event_log(sequence, namespace, kind, notification_id, data, created_at)
 SELECT nextval('event_log_sequence'), n.namespace, 'delivery', d.notification_id,
   json_strip_nulls(json_build_object('notificationId', d.notification_id, 'channel', d.channel,
-    'outcome', 'delivered', 'attempt', 1, 'deviceId', d.device_id, 'reason', NULL))::text, 1
+    'outcome', d.state, 'attempt', d.attempts, 'deviceId', d.device_id, 'reason', d.reason))::text, 1
 FROM unnest(string_to_array(:ids, ',')) WITH ORDINALITY AS x(id, o)
 JOIN deliveries d ON d.id = x.id JOIN notifications n ON n.id = d.notification_id
 ORDER BY x.o;

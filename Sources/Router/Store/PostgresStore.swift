@@ -558,23 +558,21 @@ public final class PostgresStore: HeraldStore {
             // Rows are locked in id order by every multi-row write here, so two transactions
             // touching overlapping rows (a renewal and a record) queue instead of deadlocking.
             "SELECT 1 FROM deliveries WHERE id = ANY(\(textArray: ids)::text[]) ORDER BY id FOR UPDATE",
+            // The attempts rows come from the rows the update changed, so the values are parsed once.
             """
-            UPDATE deliveries d SET state = x.st, attempts = x.att::int, next_attempt_at = x.nxt::bigint,
-              status = x.stat::int, reason = x.r, provider_id = COALESCE(x.pid, d.provider_id),
-              details = COALESCE(x.det, d.details), lease_owner = NULL, lease_until = NULL, updated_at = \(at)
-            FROM unnest(\(textArray: ids)::text[], \(textArray: states)::text[], \(textArray: numbers)::text[],
-              \(optionalTextArray: batch.map { $0.nextAttemptAt.map { String(Self.ms($0)) } })::text[],
-              \(optionalTextArray: statuses)::text[], \(optionalTextArray: reasons)::text[],
-              \(optionalTextArray: batch.map(\.providerMessageId))::text[],
-              \(optionalTextArray: details)::text[]) AS x(id, st, att, nxt, stat, r, pid, det)
-            WHERE d.id = x.id
-            """,
-            """
+            WITH u AS (
+              UPDATE deliveries d SET state = x.st, attempts = x.att::int, next_attempt_at = x.nxt::bigint,
+                status = x.stat::int, reason = x.r, provider_id = COALESCE(x.pid, d.provider_id),
+                details = COALESCE(x.det, d.details), lease_owner = NULL, lease_until = NULL, updated_at = \(at)
+              FROM unnest(\(textArray: ids)::text[], \(textArray: states)::text[], \(textArray: numbers)::text[],
+                \(optionalTextArray: batch.map { $0.nextAttemptAt.map { String(Self.ms($0)) } })::text[],
+                \(optionalTextArray: statuses)::text[], \(optionalTextArray: reasons)::text[],
+                \(optionalTextArray: batch.map(\.providerMessageId))::text[],
+                \(optionalTextArray: details)::text[]) AS x(id, st, att, nxt, stat, r, pid, det)
+              WHERE d.id = x.id
+              RETURNING d.id, d.attempts, d.state, d.status, d.reason)
             INSERT INTO attempts(delivery_id, attempt, at, outcome, status, reason)
-            SELECT x.id, x.att::int, \(at), x.st, x.stat::int, x.r
-            FROM unnest(\(textArray: ids)::text[], \(textArray: numbers)::text[], \(textArray: states)::text[],
-              \(optionalTextArray: statuses)::text[], \(optionalTextArray: reasons)::text[]) AS x(id, att, st, stat, r)
-            WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.id = x.id)
+            SELECT u.id, u.attempts, \(at), u.state, u.status, u.reason FROM u
             ON CONFLICT(delivery_id, attempt) DO UPDATE SET
               at = excluded.at, outcome = excluded.outcome, status = excluded.status, reason = excluded.reason
             """,
@@ -591,16 +589,16 @@ public final class PostgresStore: HeraldStore {
                 """)
         }
         // The event log last, under the lock that orders its sequence by commit (see appendEvents);
-        // the pipeline's implicit transaction holds it until it commits.
+        // the pipeline's implicit transaction holds it until it commits. Its values are the ones the
+        // update above just wrote; the batch's order is kept.
         list.append("SELECT pg_advisory_xact_lock(\(eventLogLock))")
         list.append(
             """
             INSERT INTO event_log(sequence, namespace, kind, notification_id, data, created_at)
             SELECT nextval('event_log_sequence'), n.namespace, 'delivery', d.notification_id,
               json_strip_nulls(json_build_object('notificationId', d.notification_id, 'channel', d.channel,
-                'outcome', x.st, 'attempt', x.att::int, 'deviceId', d.device_id, 'reason', x.r))::text, \(at)
-            FROM unnest(\(textArray: ids)::text[], \(textArray: states)::text[], \(textArray: numbers)::text[],
-              \(optionalTextArray: reasons)::text[]) WITH ORDINALITY AS x(id, st, att, r, o)
+                'outcome', d.state, 'attempt', d.attempts, 'deviceId', d.device_id, 'reason', d.reason))::text, \(at)
+            FROM unnest(\(textArray: ids)::text[]) WITH ORDINALITY AS x(id, o)
             JOIN deliveries d ON d.id = x.id JOIN notifications n ON n.id = d.notification_id
             ORDER BY x.o
             """)
