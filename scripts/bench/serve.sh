@@ -97,6 +97,12 @@ wrk_run() {
   rps=$(sed -n 's/.* rps=\([0-9]*\).*/\1/p' <<<"$result")
 }
 
+# herald's resident memory now and its high-water mark so far (VmRSS, VmHWM), after each part.
+memory_note() {
+  echo "MEMORY after=$1 $(awk '/^VmRSS|^VmHWM/ { printf "%s=%s ", tolower(substr($1, 1, length($1) - 1)), $2 }' \
+    "/proc/$herald_pid/status")kB"
+}
+
 if [ "${ONLY:-all}" = all ]; then
 echo "## 1. accepted sends: POST /v1/notifications?wait=none"
 wrk_run herald-send "$PORT" notification 0; herald_rps=$rps
@@ -108,11 +114,13 @@ if [ "$half" -gt 0 ]; then
   wrk_run herald-send-half "$PORT" notification "$half"
   wrk_run floor-send-half "$FLOOR_PORT" notification "$half"
 fi
+memory_note sends
 
 echo "## 2. registrations: POST /v1/devices"
 wrk_run herald-devices "$PORT" device 0; herald_rps=$rps
 wrk_run floor-devices "$FLOOR_PORT" device 0; floor_rps=$rps
 awk -v h="$herald_rps" -v f="$floor_rps" 'BEGIN { if (f > 0) printf "herald/floor: %.0f%%\n", 100 * h / f }'
+memory_note registrations
 fi
 
 # The sends above are accepted faster than the log sink's worker delivers them: let it finish, or
@@ -124,6 +132,7 @@ for _ in $(seq 600); do
   sleep 1
 done
 echo "outbox drained before the event stream (pending: ${pending:-?})"
+memory_note drained
 
 echo "## 3. event stream: $SUBSCRIBERS subscribers x $BURST notifications"
 python3 scripts/bench/sse_fanout.py "http://127.0.0.1:$PORT" "$token" "$SUBSCRIBERS" "$BURST" --pid "$herald_pid"
