@@ -181,26 +181,23 @@ import Testing
         #expect(byOutcome["failed"]?["reason"] == "bad")
         #expect(byOutcome["delivered"]?["reason"] == nil)
         // The attempts history holds one row per recorded result, with its outcome, status and reason.
+        // Each row as text cells, read through the store's own row type's accessors.
+        func cells(_ text: (String) -> String?, _ number: (String) -> Int64?) -> [String] {
+            [
+                text("delivery_id"), number("attempt").map { "\($0)" }, text("outcome"),
+                number("status").map { "\($0)" },
+                text("reason"),
+            ].map { $0 ?? "-" }
+        }
         let attempts: [[String]]
         if let pg = store as? PostgresStore {
             attempts = try pg.db.query(
                 "SELECT delivery_id, attempt, outcome, status, reason FROM attempts ORDER BY delivery_id"
-            ).map { r in
-                [
-                    r.string("delivery_id"), r.int("attempt").map { "\($0)" }, r.string("outcome"),
-                    r.int("status").map { "\($0)" }, r.string("reason"),
-                ].map { $0 ?? "-" }
-            }
+            ).map { cells($0.string, $0.int) }
         } else {
-            let lite = try #require(store as? SQLiteStore)
-            attempts = try lite.db.query(
+            attempts = try #require(store as? SQLiteStore).db.query(
                 "SELECT delivery_id, attempt, outcome, status, reason FROM attempts ORDER BY delivery_id"
-            ).map { r in
-                [
-                    r.string("delivery_id"), r.int("attempt").map { "\($0)" }, r.string("outcome"),
-                    r.int("status").map { "\($0)" }, r.string("reason"),
-                ].map { $0 ?? "-" }
-            }
+            ).map { cells($0.string, $0.int) }
         }
         #expect(
             attempts == [
