@@ -319,8 +319,9 @@ public final class HeraldAPI: Sendable {
 
     func renderMetrics() throws -> ServerResponse {
         let counts = try router.store.outstandingCounts()
-        var platforms: [String: Int] = [:]
-        for d in try router.store.devices(namespace: nil) { platforms[d.platform, default: 0] += 1 }
+        // Counted by the database: reading every device here made each scrape cost memory in
+        // proportion to the registrations (a serve bench's process grew from 42 to 158 MB).
+        let platforms = try router.store.devicePlatformCounts(namespace: nil)
         let text = metrics.render(outboxPending: counts.pending + counts.retry, devicesByPlatform: platforms)
         return ServerResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],

@@ -436,6 +436,7 @@ import Testing
         #expect(try store.devicePlatformCounts(namespace: "home") == ["phone": 3, "web": 1, "wear": 1, "telegram": 2])
         #expect(try store.devicePlatformCounts(namespace: "other") == ["phone": 1, "telegram": 1])
         #expect(try store.devicePlatformCounts(namespace: "none").isEmpty)
+        #expect(try store.devicePlatformCounts(namespace: nil) == ["phone": 4, "web": 1, "wear": 1, "telegram": 3])
         let found = try store.devices(
             namespace: "home",
             keys: [

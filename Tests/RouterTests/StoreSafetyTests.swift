@@ -427,7 +427,7 @@ final class RecordRefusingStore: HeraldStore {
     ) throws -> Int {
         try base.insertNotification(notification, steps: steps, groups: groups, now: now, suppressed: suppressed)
     }
-    func devicePlatformCounts(namespace: String) throws -> [String: Int] {
+    func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
         try base.devicePlatformCounts(namespace: namespace)
     }
     func devices(namespace: String, keys: [(deviceId: String, platform: String)]) throws -> [Device] {

@@ -106,8 +106,8 @@ public protocol HeraldStore: Sendable {
         _ notification: HeraldNotification, steps: [StepRule], groups: [OutboxGroup], lease: OutboxLease?,
         now: Date, suppressed: (DeliveryRecord) -> Void
     ) throws -> Int
-    /// The number of devices per platform registered in `namespace`.
-    func devicePlatformCounts(namespace: String) throws -> [String: Int]
+    /// The number of devices per platform registered in `namespace` (nil: in every namespace).
+    func devicePlatformCounts(namespace: String?) throws -> [String: Int]
     /// The devices of `namespace` with these (deviceId, platform) keys; unknown keys are left out.
     func devices(namespace: String, keys: [(deviceId: String, platform: String)]) throws -> [Device]
     /// The deliveries of a notification counted by (step, channel, state).
@@ -241,7 +241,7 @@ extension HeraldStore {
     }
 
     /// The default: counts ``devices(namespace:)``.
-    public func devicePlatformCounts(namespace: String) throws -> [String: Int] {
+    public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for d in try devices(namespace: namespace) { counts[d.platform, default: 0] += 1 }
         return counts

@@ -137,11 +137,14 @@ extension PostgresStore {
     }
 
     /// See ``HeraldStore``: one `GROUP BY` query.
-    public func devicePlatformCounts(namespace: String) throws -> [String: Int] {
+    public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
         try call {
             var counts: [String: Int] = [:]
             for row in try db.query(
-                "SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \(namespace) GROUP BY platform")
+                """
+                SELECT platform, COUNT(*) AS n FROM devices WHERE \(namespace)::text IS NULL OR namespace = \(namespace)
+                GROUP BY platform
+                """)
             {
                 if let p = row.string("platform"), let n = row.int("n") { counts[p] = Int(n) }
             }

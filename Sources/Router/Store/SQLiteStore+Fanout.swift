@@ -180,18 +180,20 @@ extension SQLiteStore {
         try c.run(insert)
     }
 
-    static func platformCounts(namespace: String, _ c: SQLiteConnection) throws -> [String: Int] {
+    static func platformCounts(namespace: String?, _ c: SQLiteConnection) throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        for row in try c.query(
-            "SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \(namespace) GROUP BY platform")
-        {
+        let rows =
+            try namespace.map {
+                try c.query("SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \($0) GROUP BY platform")
+            } ?? c.query("SELECT platform, COUNT(*) AS n FROM devices GROUP BY platform")
+        for row in rows {
             if let p = row.string("platform"), let n = row.int("n") { counts[p] = Int(n) }
         }
         return counts
     }
 
     /// See ``HeraldStore``: one `GROUP BY` query.
-    public func devicePlatformCounts(namespace: String) throws -> [String: Int] {
+    public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
         try db.withConnection { c in try SQLiteStore.platformCounts(namespace: namespace, c) }
     }
 
