@@ -28,12 +28,7 @@ final class ChannelSlots: Sendable {
 
     /// Gives a slot of `channel` back, handing it to the longest waiter if there is one.
     func release(_ channel: String) {
-        let next = state.withLock { entries -> CheckedContinuation<Void, Never>? in
-            guard entries[channel] != nil else { return nil }
-            let (next, idle) = Self.give(&entries[channel, default: Entry()])
-            if idle { entries[channel] = nil }
-            return next
-        }
+        let next = state.withLock { entries in Self.give(&entries[channel]) }
         next?.resume()
     }
 
@@ -52,12 +47,13 @@ final class ChannelSlots: Sendable {
         return false
     }
 
-    /// Gives a slot of `entry` back: to the longest waiter (returned) if there is one. `idle` says
-    /// the entry holds nothing any more.
-    private static func give(_ entry: inout Entry) -> (next: CheckedContinuation<Void, Never>?, idle: Bool) {
-        if !entry.waiters.isEmpty { return (entry.waiters.removeFirst(), false) }
-        entry.busy = max(0, entry.busy - 1)
-        return (nil, entry.busy == 0)
+    /// Gives a slot of `entry` back: to the longest waiter (returned) if there is one. An entry left
+    /// holding nothing is removed.
+    private static func give(_ entry: inout Entry?) -> CheckedContinuation<Void, Never>? {
+        if entry?.waiters.isEmpty == false { return entry?.waiters.removeFirst() }
+        entry?.busy -= 1
+        if (entry?.busy ?? 0) <= 0 { entry = nil }
+        return nil
     }
 
     /// Runs `body` holding a slot of `channel`.

@@ -140,12 +140,14 @@ extension PostgresStore {
     public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
         try call {
             var counts: [String: Int] = [:]
-            for row in try db.query(
-                """
-                SELECT platform, COUNT(*) AS n FROM devices WHERE \(namespace)::text IS NULL OR namespace = \(namespace)
-                GROUP BY platform
-                """)
-            {
+            // Two statements rather than `$1 IS NULL OR namespace = $1`, which a prepared statement's
+            // generic plan could only answer by scanning every device.
+            let rows =
+                try namespace.map {
+                    try db.query(
+                        "SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \($0) GROUP BY platform")
+                } ?? db.query("SELECT platform, COUNT(*) AS n FROM devices GROUP BY platform")
+            for row in rows {
                 if let p = row.string("platform"), let n = row.int("n") { counts[p] = Int(n) }
             }
             return counts

@@ -308,7 +308,7 @@ public final class PostgresStore: HeraldStore {
     /// ``StoreError/duplicateNotification(_:)``.
     func insertNotificationRow(_ n: HeraldNotification, steps: [StepRule], at: Int64, _ c: PostgresConnection) throws {
         let body = n.json.canonicalString
-        let stepsJSON = JSONValue.array(steps.map(\.json)).canonicalString
+        let stepsJSON = StepRule.storedText(steps)
         do {
             try c.run(
                 """

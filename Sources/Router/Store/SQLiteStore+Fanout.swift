@@ -141,7 +141,7 @@ extension SQLiteStore {
         throws
     {
         let body = n.json.canonicalString
-        let stepsJSON = JSONValue.array(steps.map(\.json)).canonicalString
+        let stepsJSON = StepRule.storedText(steps)
         do {
             try c.run(
                 """

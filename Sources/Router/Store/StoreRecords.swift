@@ -251,6 +251,12 @@ public struct StepRule: Sendable, Equatable {
         return .object(o)
     }
 
+    /// The text of a `steps` column: the rules as a canonical JSON array (read back by
+    /// ``list(parsing:)``).
+    static func storedText(_ rules: [StepRule]) -> String {
+        JSONValue.array(rules.map(\.json)).canonicalString
+    }
+
     /// The rules of a stored `steps` column (a JSON array), or nil when it is not one. Parsed texts
     /// are remembered (a route table has a few distinct ones), so a drain batch does not parse the
     /// same text once per notification.

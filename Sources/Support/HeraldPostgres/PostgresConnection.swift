@@ -151,11 +151,7 @@ public final class PostgresConnection {
         guard !statements.isEmpty else { return [] }
         let conn = try open()
         for statement in statements {
-            for p in statement.bindings.map(\.parameterText) where p?.utf8.contains(0) == true {
-                throw PostgresError(
-                    sqlState: "22021", call: "PQsendQueryParams",
-                    message: "a text value contains a NUL character, which PostgreSQL cannot store")
-            }
+            try Self.refuseNUL(statement.bindings.map(\.parameterText), call: "PQsendQueryParams")
         }
         guard PQenterPipelineMode(conn) == 1 else { throw failure(conn, nil, "PQenterPipelineMode", sql: nil) }
         // A pipeline left half read cannot be left: the connection is closed (the pool drops it).
@@ -165,18 +161,16 @@ public final class PostgresConnection {
         for (index, statement) in statements.enumerated() {
             let params = statement.bindings.map(\.parameterText)
             let count = Int32(params.count)
-            var name = prepared?[statement.text] ?? preparing[statement.text]
-            if name == nil, let known = prepared, known.count + preparing.count < Self.preparedLimit {
-                let fresh = newStatementName()
-                guard PQsendPrepare(conn, fresh, statement.text, count, nil) == 1 else {
+            let name = statementName(statement.text, preparing: preparing)
+            if let name, name.fresh {
+                guard PQsendPrepare(conn, name.name, statement.text, count, nil) == 1 else {
                     throw failure(conn, nil, "PQsendPrepare", sql: statement.text)
                 }
-                sent.append(.prepare(index: index, name: fresh))
-                preparing[statement.text] = fresh
-                name = fresh
+                sent.append(.prepare(index: index, name: name.name))
+                preparing[statement.text] = name.name
             }
             let ok = Self.withOptionalCStrings(params) { values in
-                if let name { return PQsendQueryPrepared(conn, name, count, values, nil, nil, 0) }
+                if let name { return PQsendQueryPrepared(conn, name.name, count, values, nil, nil, 0) }
                 return PQsendQueryParams(conn, statement.text, count, nil, values, nil, nil, 0)
             }
             if ok != 1 { throw failure(conn, nil, "PQsendQueryParams", sql: statement.text) }
@@ -303,27 +297,21 @@ public final class PostgresConnection {
         let conn = try open()
         let text = sql.text
         let params = sql.bindings.map(\.parameterText)
-        for p in params where p?.utf8.contains(0) == true {
-            throw PostgresError(
-                sqlState: "22021", call: "PQexecParams",
-                message: "a text value contains a NUL character, which PostgreSQL cannot store")
-        }
+        try Self.refuseNUL(params, call: "PQexecParams")
         let count = Int32(params.count)
-        var name = prepared?[text]
-        if name == nil, let known = prepared, known.count < Self.preparedLimit {
-            let fresh = newStatementName()
-            guard let result = PQprepare(conn, fresh, text, count, nil) else {
+        let name = statementName(text)
+        if let name, name.fresh {
+            guard let result = PQprepare(conn, name.name, text, count, nil) else {
                 throw failure(conn, nil, "PQprepare", sql: text)
             }
             defer { PQclear(result) }
             guard PQresultStatus(result) == PGRES_COMMAND_OK else {
                 throw failure(conn, result, "PQprepare", sql: text)
             }
-            prepared?[text] = fresh
-            name = fresh
+            prepared?[text] = name.name
         }
         let result: OpaquePointer? = Self.withOptionalCStrings(params) { values in
-            if let name { return PQexecPrepared(conn, name, count, values, nil, nil, 0) }
+            if let name { return PQexecPrepared(conn, name.name, count, values, nil, nil, 0) }
             return PQexecParams(conn, text, count, nil, values, nil, nil, 0)
         }
         guard let result else { throw failure(conn, nil, "PQexecParams", sql: text) }
@@ -335,10 +323,24 @@ public final class PostgresConnection {
         return result
     }
 
-    /// A fresh server-side statement name (`herald_1`, `herald_2`, …).
-    private func newStatementName() -> String {
+    /// The server-side name to run `text` under: the one it was prepared as (on this connection, or
+    /// earlier in the same pipeline: `preparing`), or a new one to prepare it as first (`fresh`).
+    /// Nil runs it unprepared: statements are not prepared, or ``preparedLimit`` is reached.
+    private func statementName(_ text: String, preparing: [String: String] = [:]) -> (name: String, fresh: Bool)? {
+        guard let known = prepared else { return nil }
+        if let name = known[text] ?? preparing[text] { return (name, false) }
+        guard known.count + preparing.count < Self.preparedLimit else { return nil }
         nextStatement += 1
-        return "herald_\(nextStatement)"
+        return ("herald_\(nextStatement)", true)
+    }
+
+    /// Throws for a parameter holding a NUL character, which PostgreSQL cannot store.
+    private static func refuseNUL(_ params: [String?], call: String) throws(PostgresError) {
+        for p in params where p?.utf8.contains(0) == true {
+            throw PostgresError(
+                sqlState: "22021", call: call,
+                message: "a text value contains a NUL character, which PostgreSQL cannot store")
+        }
     }
 
     /// Whether `error` says a prepared statement of this connection is gone (`26000`: a
