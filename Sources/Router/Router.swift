@@ -305,6 +305,10 @@ public final class Router: Sendable {
     public func drain(untilEmpty: Bool = false, timeout: Duration? = nil) async throws -> DrainSummary {
         let started = options.clock.now()
         var attempted = 0
+        // How long to wait before looking again at pending rows another worker holds: short at
+        // first (its batch ends in milliseconds, and an `--until-empty` run should end with it),
+        // doubling to 200 ms while nothing else happens.
+        var heldWait: Duration = .milliseconds(5)
         try releaseDeadLeases()
         while true {
             let g = currentGraph
@@ -327,6 +331,7 @@ public final class Router: Sendable {
             let retries = try await retried
             let drained = try pending.get()
             attempted += retries.attempted + drained.attempted
+            if retries.attempted + drained.attempted > 0 { heldWait = .milliseconds(5) }
             let leftOver = retries.skipped + (drained.unfinished ? 1 : 0)
             if leftOver > 0 {
                 if let timeout, options.clock.now() >= started.adding(timeout) {
@@ -348,7 +353,10 @@ public final class Router: Sendable {
             }
             // Pending rows another worker holds: look again soon (its batch ends in milliseconds,
             // or its lease expires and the rows become claimable).
-            if counts.pending > 0 { wait = min(wait, .milliseconds(200)) }
+            if counts.pending > 0 {
+                wait = min(wait, heldWait)
+                heldWait = min(heldWait * 2, .milliseconds(200))
+            }
             if let timeout {
                 let left = Int64(clamping: started.adding(timeout).timeIntervalSince(now) * 1000)
                 wait = min(wait, .milliseconds(max(1, left)))

@@ -14,7 +14,7 @@ import Testing
 
     /// A router over one recording sink (`sink`) and one recording device channel (`fcm`) on
     /// `store`, with `routes`.
-    static func router(store: any HeraldStore, routes: String, clock: ManualClock = ManualClock()) async throws
+    static func router(store: any HeraldStore, routes: String, clock: any HeraldClock = ManualClock()) async throws
         -> (Router, sink: RecordingChannel, fcm: RecordingChannel)
     {
         let sink = RecordingChannel()
@@ -228,6 +228,44 @@ import Testing
         #expect(all.count == 550, "the 250 unrecorded ones once more, with the same ids")
         #expect(Set(all.dropFirst(250)).isSuperset(of: firstSends))
         await router.shutdown()
+    }
+
+    /// `drain --until-empty` while another worker holds the only pending row: it looks again after
+    /// 5 ms, then 10, 20, … up to 200 ms, so a run that waits for a worker finishing its last batch
+    /// ends milliseconds after it rather than up to 200 ms later.
+    @Test func waitsForRowsAnotherWorkerHoldsWithAGrowingInterval() async throws {
+        let store = try SQLiteStore(path: Harness.tempPath())
+        let clock = SleepRecordingClock(start: Self.t0)
+        let (router, sink, _) = try await Self.router(store: store, routes: Self.sinkRoute, clock: clock)
+        try Self.enqueue(router, count: 1)
+        let held = try store.claimPendingBatch(
+            owner: "another-worker", until: Self.t0.addingTimeInterval(3600), now: Self.t0, limit: 125)
+        #expect(held.deliveries.count == 1)
+        let summary = try await router.drain(untilEmpty: true, timeout: .seconds(1))
+        #expect(summary.remaining == 1 && summary.attempted == 0)
+        #expect(sink.targets.isEmpty)
+        let waits = clock.sleeps.map(\.milliseconds)
+        #expect(Array(waits.prefix(7)) == [5, 10, 20, 40, 80, 160, 200])
+        #expect(waits.dropFirst(6).allSatisfy { $0 <= 200 })
+        await router.shutdown()
+    }
+}
+
+/// A ``ManualClock`` that also keeps every duration it was asked to sleep.
+final class SleepRecordingClock: HeraldClock {
+    private let base: ManualClock
+    private let recorded = Locked<[Duration]>([])
+
+    init(start: Date) { base = ManualClock(start: start) }
+
+    /// The durations slept, in order.
+    var sleeps: [Duration] { recorded.withLock { $0 } }
+
+    func now() -> Date { base.now() }
+
+    func sleep(for duration: Duration) async throws {
+        recorded.withLock { $0.append(duration) }
+        try await base.sleep(for: duration)
     }
 }
 

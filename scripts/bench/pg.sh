@@ -66,6 +66,18 @@ SQL
 
 now_ms() { date +%s%3N; }
 
+# The steady rate of a drain, read from the event log the same way for Herald and the floor: the
+# deliveries recorded after the first record's millisecond, over the time from it to the last
+# record. A worker's process start and a pgbench client's connection set-up both fall before the
+# first record, so neither side is charged for them (pgbench's own tps also leaves its connection
+# time out). Each side stamps its event-log rows with the time of its record: Herald with the
+# record's `now`, the floor with the server's clock.
+steady() { # $1 = database
+    psql_ -d "$1" -At -F ' ' -c "SELECT count(*) FILTER (WHERE created_at > t.first), t.last - t.first
+        FROM event_log, (SELECT min(created_at) AS first, max(created_at) AS last FROM event_log) t
+        GROUP BY t.first, t.last" | awk '{ printf "%d", ($2 > 0 ? $1 * 1000 / $2 : 0) }'
+}
+
 drain_pg() { # $1 = workers
     local db="drain$1"
     psql_ -d postgres -c "CREATE DATABASE $db"
@@ -83,7 +95,7 @@ drain_pg() { # $1 = workers
     local ms=$(($(now_ms) - t0))
     local done_
     done_=$(psql_ -d "$db" -At -c "SELECT count(*) FROM deliveries WHERE state = 'delivered'")
-    echo "{\"bench\":\"drain\",\"store\":\"postgres\",\"workers\":$1,\"deliveries\":$done_,\"ms\":$ms,\"per_s\":$((done_ * 1000 / (ms > 0 ? ms : 1)))}"
+    echo "{\"bench\":\"drain\",\"store\":\"postgres\",\"workers\":$1,\"deliveries\":$done_,\"ms\":$ms,\"per_s\":$((done_ * 1000 / (ms > 0 ? ms : 1))),\"steady_per_s\":$(steady "$db")}"
 }
 
 drain_sqlite() {
@@ -148,21 +160,24 @@ SELECT pg_advisory_xact_lock(1213352004);
 INSERT INTO event_log(sequence, namespace, kind, notification_id, data, created_at)
 SELECT nextval('event_log_sequence'), n.namespace, 'delivery', d.notification_id,
   json_strip_nulls(json_build_object('notificationId', d.notification_id, 'channel', d.channel,
-    'outcome', d.state, 'attempt', d.attempts, 'deviceId', d.device_id, 'reason', d.reason))::text, 1
+    'outcome', d.state, 'attempt', d.attempts, 'deviceId', d.device_id, 'reason', d.reason))::text,
+  (extract(epoch FROM clock_timestamp()) * 1000)::bigint
 FROM unnest(string_to_array(:ids, ',')) WITH ORDINALITY AS x(id, o)
 JOIN deliveries d ON d.id = x.id JOIN notifications n ON n.id = d.notification_id
 ORDER BY x.o;
 \\endpipeline
 SQL
     local tx=$(((N + BATCH * $1 - 1) / (BATCH * $1)))
-    local out tps
+    local out tps t0 ms
+    t0=$(now_ms)
     out=$(PGOPTIONS="-c enable_seqscan=off -c enable_bitmapscan=off -c enable_hashjoin=off -c enable_mergejoin=off -c enable_sort=off -c plan_cache_mode=force_generic_plan" \
         pgbench -n -M prepared -h 127.0.0.1 -p "$PORT" -U herald -c "$1" -j "$1" -t "$tx" -f "$DIR/floor.sql" "$db" 2>&1)
+    ms=$(($(now_ms) - t0))
     tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
     local done_
     done_=$(psql_ -d "$db" -At -c "SELECT count(*) FROM deliveries WHERE state = 'delivered'")
     [[ $done_ == "$N" ]] || { echo "the floor delivered $done_ of $N: $out" >&2; exit 1; }
-    echo "{\"bench\":\"floor\",\"store\":\"postgres\",\"clients\":$1,\"batch\":$BATCH,\"delivered\":$done_,\"tps\":${tps:-0},\"per_s\":$(python3 -c "print(int(float('${tps:-0}') * $BATCH))")}"
+    echo "{\"bench\":\"floor\",\"store\":\"postgres\",\"clients\":$1,\"batch\":$BATCH,\"delivered\":$done_,\"tps\":${tps:-0},\"per_s\":$(python3 -c "print(int(float('${tps:-0}') * $BATCH))"),\"ms\":$ms,\"wall_per_s\":$((done_ * 1000 / (ms > 0 ? ms : 1))),\"steady_per_s\":$(steady "$db")}"
 }
 
 drain_sqlite
