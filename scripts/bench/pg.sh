@@ -5,7 +5,10 @@
 #   scripts/bench/pg.sh                       # full run (BENCH_PG_DELIVERIES=20000 by default)
 #   BENCH_PG_DELIVERIES=200 BENCH_PG_WORKERS="1 2" scripts/bench/pg.sh    # smoke check
 #
-# Prints one JSON line per measurement. Everything (PostgreSQL data directory, socket, SQLite file,
+# Prints one JSON line per measurement. A drain line gives Herald's wall-clock rate (`per_s`: N over
+# the time from starting the workers to the last one exiting, process start included) and its
+# `steady_per_s` (see steady() below); a floor line gives pgbench's own rate (`per_s`: its tps × the
+# batch, connection time left out), its wall-clock rate and the same `steady_per_s`. Everything (PostgreSQL data directory, socket, SQLite file,
 # configs) lives in one temp dir removed at exit. As root, PostgreSQL runs as the `postgres` user.
 set -euo pipefail
 
