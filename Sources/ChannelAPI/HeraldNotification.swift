@@ -84,7 +84,8 @@ public struct HeraldNotification: Sendable, Equatable {
 
     /// Creates a notification. `id` defaults to a fresh UUID.
     public init(
-        id: String = UUID().uuidString.lowercased(), namespace: String = "default", type: String = "notification",
+        id: String = UUIDGenerator.make(1, random: SystemRandom())[0], namespace: String = "default",
+        type: String = "notification",
         title: String? = nil, body: String? = nil, severity: Severity? = nil, url: String? = nil,
         tag: String? = nil, data: [String: String] = [:], actions: [NotificationAction] = [], badge: Int? = nil,
         ttl: Int? = nil, priority: Priority? = nil, android: [String: JSONValue] = [:],
@@ -120,21 +121,53 @@ public struct HeraldNotification: Sendable, Equatable {
 }
 
 extension HeraldNotification {
-    /// The contract's fields of a notification object; any other key is refused.
-    static let knownFields: Set<String> = [
-        "id", "namespace", "type", "title", "body", "severity", "url", "tag", "data", "actions", "badge", "ttl",
-        "priority", "android", "ios", "web", "telegram", "liveActivity",
-    ]
+    /// The members of a notification object, by field, as ``init(json:)`` reads them in one pass: the
+    /// contract's 18 fields; any other key is refused.
+    private struct Members {
+        var id, namespace, type, title, body, severity, url, tag, data: JSONValue?
+        var actions, badge, ttl, priority, android, ios, web, telegram, liveActivity: JSONValue?
+
+        /// Keeps `value` when `key` is one of the contract's fields; false for any other key.
+        mutating func take(_ key: String, _ value: JSONValue) -> Bool {
+            switch key {
+            case "id": id = value
+            case "namespace": namespace = value
+            case "type": type = value
+            case "title": title = value
+            case "body": body = value
+            case "severity": severity = value
+            case "url": url = value
+            case "tag": tag = value
+            case "data": data = value
+            case "actions": actions = value
+            case "badge": badge = value
+            case "ttl": ttl = value
+            case "priority": priority = value
+            case "android": android = value
+            case "ios": ios = value
+            case "web": web = value
+            case "telegram": telegram = value
+            case "liveActivity": liveActivity = value
+            default: return false
+            }
+            return true
+        }
+    }
 
     /// Parses and validates the contract's notification JSON. Errors name the field.
     public init(json: JSONValue) throws(ValidationError) {
         guard let o = json.objectValue else { throw ValidationError(field: "notification", "must be a JSON object") }
+        // One pass over the members (a notification has a few of the 18 fields): no hashing per field.
+        var present = Members()
         // The first unknown key in sorted order, so the error does not depend on hashing.
-        if let unknown = o.keys.filter({ !Self.knownFields.contains($0) }).min() {
-            throw ValidationError(field: unknown, "unknown field")
+        var unknown: String?
+        for (key, value) in o where !present.take(key, value) {
+            if unknown.map({ key < $0 }) ?? true { unknown = key }
         }
-        func string(_ key: String, maxLength: Int = 8192) throws(ValidationError) -> String? {
-            guard let v = o[key], !v.isNull else { return nil }
+        if let unknown { throw ValidationError(field: unknown, "unknown field") }
+        let m = present
+        func string(_ key: String, _ v: JSONValue?, maxLength: Int = 8192) throws(ValidationError) -> String? {
+            guard let v, !v.isNull else { return nil }
             guard let s = v.stringValue else {
                 throw ValidationError(field: key, "must be a string, not \(v.kindName)")
             }
@@ -144,15 +177,15 @@ extension HeraldNotification {
             }
             return s
         }
-        func object(_ key: String) throws(ValidationError) -> [String: JSONValue]? {
-            guard let v = o[key], !v.isNull else { return nil }
+        func object(_ key: String, _ v: JSONValue?) throws(ValidationError) -> [String: JSONValue]? {
+            guard let v, !v.isNull else { return nil }
             guard let obj = v.objectValue else {
                 throw ValidationError(field: key, "must be an object, not \(v.kindName)")
             }
             return obj
         }
-        func integer(_ key: String, range: ClosedRange<Int>) throws(ValidationError) -> Int? {
-            guard let v = o[key], !v.isNull else { return nil }
+        func integer(_ key: String, _ v: JSONValue?, range: ClosedRange<Int>) throws(ValidationError) -> Int? {
+            guard let v, !v.isNull else { return nil }
             guard let i = v.intValue else { throw ValidationError(field: key, "must be an integer, not \(v.kindName)") }
             guard range.contains(i) else {
                 throw ValidationError(field: key, "must be in \(range.lowerBound)...\(range.upperBound)")
@@ -160,36 +193,37 @@ extension HeraldNotification {
             return i
         }
 
-        let id = try string("id", maxLength: 128) ?? UUID().uuidString.lowercased()
+        // A fresh version-4 id (`getrandom`, not Foundation's `UUID()`, which opens /dev/urandom per call).
+        let id = try string("id", m.id, maxLength: 128) ?? UUIDGenerator.make(1, random: SystemRandom())[0]
         guard !id.isEmpty else { throw ValidationError(field: "id", "must not be empty") }
-        let namespace = try string("namespace", maxLength: 128) ?? "default"
+        let namespace = try string("namespace", m.namespace, maxLength: 128) ?? "default"
         try HeraldNotification.validateName(namespace, field: "namespace")
-        let type = try string("type", maxLength: 128) ?? "notification"
+        let type = try string("type", m.type, maxLength: 128) ?? "notification"
         try HeraldNotification.validateName(type, field: "type")
 
         var severity: Severity?
-        if let s = try string("severity") {
+        if let s = try string("severity", m.severity) {
             guard let parsed = Severity(rawValue: s) else {
                 throw ValidationError(field: "severity", "must be one of info, success, warning, error")
             }
             severity = parsed
         }
         var priority: Priority?
-        if let p = try string("priority") {
+        if let p = try string("priority", m.priority) {
             guard let parsed = Priority(rawValue: p) else {
                 throw ValidationError(field: "priority", "must be one of high, normal, low")
             }
             priority = parsed
         }
         var data: [String: String] = [:]
-        for (k, v) in try object("data") ?? [:] {
+        for (k, v) in try object("data", m.data) ?? [:] {
             guard let s = v.stringValue else {
                 throw ValidationError(field: "data.\(k)", "must be a string, not \(v.kindName)")
             }
             data[k] = s
         }
         var actions: [NotificationAction] = []
-        if let v = o["actions"], !v.isNull {
+        if let v = m.actions, !v.isNull {
             guard let list = v.arrayValue else { throw ValidationError(field: "actions", "must be an array") }
             guard list.count <= 10 else { throw ValidationError(field: "actions", "at most 10 actions") }
             var seen: Set<String> = []
@@ -222,15 +256,17 @@ extension HeraldNotification {
             }
         }
         var liveActivity: [String: JSONValue]?
-        if let la = try object("liveActivity") { liveActivity = la }
+        if let la = try object("liveActivity", m.liveActivity) { liveActivity = la }
 
         self.init(
-            id: id, namespace: namespace, type: type, title: try string("title"), body: try string("body"),
-            severity: severity, url: try string("url"), tag: try string("tag", maxLength: 256), data: data,
-            actions: actions, badge: try integer("badge", range: 0...99_999),
-            ttl: try integer("ttl", range: 0...(28 * 86_400)), priority: priority,
-            android: try object("android") ?? [:], ios: try object("ios") ?? [:], web: try object("web") ?? [:],
-            telegram: try object("telegram") ?? [:], liveActivity: liveActivity)
+            id: id, namespace: namespace, type: type, title: try string("title", m.title),
+            body: try string("body", m.body), severity: severity, url: try string("url", m.url),
+            tag: try string("tag", m.tag, maxLength: 256), data: data, actions: actions,
+            badge: try integer("badge", m.badge, range: 0...99_999),
+            ttl: try integer("ttl", m.ttl, range: 0...(28 * 86_400)), priority: priority,
+            android: try object("android", m.android) ?? [:], ios: try object("ios", m.ios) ?? [:],
+            web: try object("web", m.web) ?? [:], telegram: try object("telegram", m.telegram) ?? [:],
+            liveActivity: liveActivity)
         if title == nil, body == nil, liveActivity == nil {
             throw ValidationError(field: "title", "a notification needs a title, a body or a liveActivity")
         }

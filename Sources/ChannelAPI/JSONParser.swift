@@ -23,7 +23,12 @@ enum JSONParser {
         init(bytes: [UInt8]) { self.bytes = bytes }
 
         mutating func skipWhitespace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
         }
 
         func fail(_ message: String) -> JSONError { JSONError(message: message, offset: index) }
@@ -49,12 +54,17 @@ enum JSONParser {
             }
         }
 
-        mutating func literal(_ word: String) throws(JSONError) {
-            let w = Array(word.utf8)
-            guard index + w.count <= bytes.count, Array(bytes[index..<index + w.count]) == w else {
-                throw fail("invalid literal")
-            }
-            index += w.count
+        mutating func literal(_ word: StaticString) throws(JSONError) {
+            let count = word.utf8CodeUnitCount
+            let matches =
+                index + count <= bytes.count
+                && word.withUTF8Buffer { w in
+                    var i = 0
+                    while i < count, bytes[index + i] == w[i] { i += 1 }
+                    return i == count
+                }
+            guard matches else { throw fail("invalid literal") }
+            index += count
         }
 
         mutating func parseObject(depth: Int) throws(JSONError) -> JSONValue {
@@ -72,14 +82,14 @@ enum JSONParser {
                 }
                 let keyOffset = index
                 let key = try parseString()
-                guard members[key] == nil else {
-                    throw JSONError(message: "duplicate key \"\(key)\"", offset: keyOffset)
-                }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 index += 1
                 skipWhitespace()
-                members[key] = try parseValue(depth: depth + 1)
+                // One hash of the key: a duplicate is found as the value is stored.
+                guard members.updateValue(try parseValue(depth: depth + 1), forKey: key) == nil else {
+                    throw JSONError(message: "duplicate key \"\(key)\"", offset: keyOffset)
+                }
                 skipWhitespace()
                 guard index < bytes.count else { throw fail("unexpected end of input in object") }
                 if bytes[index] == UInt8(ascii: ",") {
@@ -121,12 +131,24 @@ enum JSONParser {
 
         mutating func parseNumber() throws(JSONError) -> Double {
             let start = index
-            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let negative = bytes[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            let digitsStart = index
             if bytes[index] == UInt8(ascii: "0") {
                 index += 1
             } else {
                 while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            // A plain integer of up to 15 digits is exact in a Double: no text to convert.
+            if index - digitsStart <= 15,
+                index == bytes.count
+                    || (bytes[index] != UInt8(ascii: ".") && bytes[index] != UInt8(ascii: "e")
+                        && bytes[index] != UInt8(ascii: "E"))
+            {
+                var v: Int64 = 0
+                for i in digitsStart..<index { v = v * 10 + Int64(bytes[i] - 0x30) }
+                return negative ? -Double(v) : Double(v)
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
                 index += 1
@@ -154,13 +176,22 @@ enum JSONParser {
             index += 1
             var runStart = index
             var out = ""
+            var ascii = true
             func flushRun(_ end: Int) throws(JSONError) {
                 if end > runStart {
-                    guard let s = String(validating: bytes[runStart..<end], as: UTF8.self) else {
-                        throw JSONError(message: "invalid UTF-8 in string", offset: runStart)
+                    // ASCII needs no validation (and no generic validating initialiser per string).
+                    let s: String
+                    if ascii {
+                        s = String(decoding: bytes[runStart..<end], as: UTF8.self)
+                    } else {
+                        guard let valid = String(validating: bytes[runStart..<end], as: UTF8.self) else {
+                            throw JSONError(message: "invalid UTF-8 in string", offset: runStart)
+                        }
+                        s = valid
                     }
-                    out += s
+                    if out.isEmpty { out = s } else { out += s }
                 }
+                ascii = true
             }
             while true {
                 guard index < bytes.count else { throw fail("unterminated string") }
@@ -171,6 +202,7 @@ enum JSONParser {
                     return out
                 }
                 if b < 0x20 { throw fail("unescaped control character in string") }
+                if b >= 0x80 { ascii = false }
                 if b == UInt8(ascii: "\\") {
                     try flushRun(index)
                     index += 1

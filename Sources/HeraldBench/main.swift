@@ -17,6 +17,7 @@ let usage = """
       fcm ENDPOINT CAFILE SERVICE_ACCOUNT DEVICES BATCH
       webpush encrypt SECONDS SIZE PADDING | webpush send BASEURL CAFILE N LOOPS
       libs [SECONDS]                                   library vs hand-written Base64, HKDF, HTTP date, host key
+      json [SECONDS]                                   Herald's JSON parser on a notification and a device, ns per parse
     """
 
 /// `HERALD_BENCH_COALESCE=0` runs the HTTP benches with ``HTTPClientConfiguration/coalescesWrites`` off,
@@ -57,6 +58,8 @@ do {
         try await WebPushBench.main(Array(args.dropFirst()))
     case "libs":
         print(try LibraryBench.run(seconds: Double(args.count > 1 ? args[1] : "1") ?? 1))
+    case "json":
+        print(try JSONBench.run(seconds: Double(args.count > 1 ? args[1] : "1") ?? 1))
     case "router-persist":
         print(try await RouterBench.persist(devices: int(1) ?? 10_000, rounds: int(2) ?? 7))
     case "router-send":

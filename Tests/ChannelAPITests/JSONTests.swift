@@ -38,6 +38,47 @@ import Testing
         #expect(value.canonicalString == "{\"B\":4,\"b\":3,\"😀\":2,\"\u{E000}\":1}")
     }
 
+    /// Numbers and strings as Foundation's `JSONSerialization` (an independent parser) reads them:
+    /// the integer fast path, the text path (fractions, exponents, more than 15 digits), and strings
+    /// mixing ASCII runs, escapes and multi-byte characters.
+    @Test func numbersAndStringsMatchJSONSerialization() throws {
+        let numbers = [
+            "0", "-0", "7", "-42", "999999999999999", "-999999999999999", "1234567890123456", "12345678901234567890",
+            "1.5", "-0.25", "1e3", "2E-2", "1.7976931348623157e308", "0.1", "100000000000000000000000",
+        ]
+        for text in numbers {
+            let ours = try JSONValue.parse("[\(text)]").arrayValue?.first
+            let theirs = try JSONSerialization.jsonObject(with: Data("[\(text)]".utf8)) as? [NSNumber]
+            let expected = try #require(theirs?.first?.doubleValue, "\(text)")
+            #expect(ours == .number(expected), "\(text)")
+        }
+        // `-0` is negative zero, as JavaScript's JSON.parse reads it (Foundation reads an integer 0).
+        #expect(try JSONValue.parse("-0").numberValue?.sign == .minus)
+        let strings = [
+            #""plain ascii""#, #""caf\u00e9 and é""#, #""tab\there \"quoted\" \\ end""#, #""😀 mid 😀""#,
+            #""\ud83d\ude00x""#, #""ünïcödé, then ascii, then \n""#, #""""#,
+        ]
+        for text in strings {
+            let ours = try JSONValue.parse("[\(text)]").arrayValue?.first?.stringValue
+            let theirs = try JSONSerialization.jsonObject(with: Data("[\(text)]".utf8)) as? [String]
+            #expect(ours == theirs?.first, "\(text)")
+        }
+        // Invalid UTF-8 inside a string is refused wherever it sits: alone, after an escape, after ASCII.
+        for bytes: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0x5C, 0x6E, 0xC3, 0x22], [0x22, 0x61, 0x62, 0xE2, 0x82, 0x22],
+        ] {
+            #expect(throws: JSONError.self, "\(bytes)") { try JSONValue.parse(bytes) }
+        }
+        // Literals: only the exact words.
+        for bad in ["tru", "nul", "fals", "truex", "nulll", "[t]"] {
+            #expect(throws: JSONError.self, "\(bad)") { try JSONValue.parse(bad) }
+        }
+        #expect(try JSONValue.parse(" [ true , false , null ] ") == [true, false, nil])
+        // A duplicate key is still refused, at the second key's offset.
+        let duplicate = #expect(throws: JSONError.self) { try JSONValue.parse(#"{"a":1, "a":{"b":2}}"#) }
+        #expect(duplicate?.offset == 8 && duplicate?.message.contains("duplicate key") == true)
+    }
+
     @Test func roundTripsThroughParser() throws {
         let value: JSONValue = ["k": ["x": [1, "two", nil, false]], "s": "q\"uote"]
         #expect(try JSONValue.parse(value.canonicalString) == value)
