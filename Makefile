@@ -73,7 +73,7 @@ format:
 	$(SWIFT) format format -i -r Sources Tests Examples Package.swift
 
 lint:
-	$(SWIFT) format lint -r Sources Tests Examples
+	$(SWIFT) format lint --strict -r Sources Tests Examples Package.swift
 	python3 -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' \
 		Sources/HeraldHTTPTesting/Resources/fake_http_server.py Tests/ChannelsTests/Scripts/*.py
 

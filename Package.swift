@@ -67,7 +67,8 @@ let package = Package(
         .target(
             name: "Router",
             dependencies: [
-                "ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldPostgres", "HeraldYAML", "HeraldSync",
+                "ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldPostgres", "HeraldYAML",
+                "HeraldSync",
             ]),
 
         // The HTTP API of `herald serve`: request values in, response values out, the router behind.
@@ -122,7 +123,8 @@ let package = Package(
         .executableTarget(
             name: "HeraldBench",
             dependencies: [
-                "HeraldCrypto", "HeraldHTTP", "HeraldSodium", "Router", "HeraldChannels", "RouterTesting", "ChannelSupport",
+                "HeraldCrypto", "HeraldHTTP", "HeraldSodium", "Router", "HeraldChannels", "RouterTesting",
+                "ChannelSupport",
                 "HeraldSQLite",
             ]),
 
@@ -147,7 +149,8 @@ let package = Package(
         .testTarget(
             name: "RouterTests",
             dependencies: [
-                "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSQLite", "HeraldSync",
+                "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSQLite",
+                "HeraldSync",
                 "NtfyChannel",
             ],
             exclude: ["Scripts"]),
@@ -161,7 +164,8 @@ let package = Package(
         .testTarget(
             name: "ConsoleTests",
             dependencies: [
-                "HeraldConsole", "HeraldServer", "HeraldMHD", "Router", "RouterTesting", "HeraldChannels", "HeraldCrypto",
+                "HeraldConsole", "HeraldServer", "HeraldMHD", "Router", "RouterTesting", "HeraldChannels",
+                "HeraldCrypto",
                 "HeraldHTTPTesting",
             ],
             exclude: ["Scripts"]),
