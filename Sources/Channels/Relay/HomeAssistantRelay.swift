@@ -149,12 +149,9 @@ struct HomeAssistantRelay: Sendable {
             return r
         case 429:
             var after = retryAfter
-            if let resets = json?["rateLimits"]?["resetsAt"]?.stringValue {
-                let f = ISO8601DateFormatter()
-                f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-                if let d = f.date(from: resets) ?? ISO8601DateFormatter().date(from: resets) {
-                    after = RetryAfter.until(d, now: now)
-                }
+            // Parsed without ICU: its ISO 8601 formatter crashes on some provider text (a long fraction).
+            if let resets = json?["rateLimits"]?["resetsAt"]?.stringValue, let d = ISO8601Time.date(parsing: resets) {
+                after = RetryAfter.until(d, now: now)
             }
             var r = DeliveryResult.retry(target, status: status, reason: reason, retryAfter: after)
             r.details = details

@@ -258,12 +258,43 @@ struct HomeAssistantSecretboxTests {
 
 /// Issue 15 item 1: a relay's `rateLimits.resetsAt` far in the future is a one-day retry, not a trap.
 @Suite struct HomeAssistantRelayClampTests {
-    @Test(arguments: ["9999-12-31T23:59:59Z", "9999-12-31T23:59:59.999Z"]) func farFutureResetIsCut(_ resets: String) {
+    /// The last one is what `fuzz-relay-response` found: ICU's ISO 8601 formatter died on its
+    /// fraction with a division by zero (SIGFPE), taking the process with it.
+    @Test(arguments: [
+        "9999-12-31T23:59:59Z", "9999-12-31T23:59:59.999Z",
+        "9999-12-31T23:59:59.0009999999999999999999999999999999999999999999999999999999Z",
+    ]) func farFutureResetIsCut(_ resets: String) {
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         let target = DeliveryTarget(device: Device(deviceId: "d", platform: "mobile-app"), deliveryId: "1")
         let body = #"{"rateLimits":{"resetsAt":"\#(resets)"}}"#
         let r = HomeAssistantRelay.classify(target, status: 429, body: Array(body.utf8), now: now, retryAfter: nil)
         #expect(r.outcome == .retry)
         #expect(r.retryAfter == RetryAfter.maximum)
+    }
+}
+
+/// A `resetsAt` an hour ahead, in the forms RFC 3339 allows, is an hour's wait; text that is not a
+/// date-time leaves the relay's own answer (no `Retry-After` here: the default backoff).
+@Suite struct HomeAssistantRelayResetTests {
+    @Test(arguments: [
+        "2026-01-01T01:00:00Z", "2026-01-01T01:00:00.000Z", "2026-01-01T02:00:00+01:00", "2026-01-01t01:00:00z",
+        "2025-12-31T20:00:00-05:00",
+    ]) func resetAnHourAheadIsAnHour(_ resets: String) {
+        let now = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
+        let target = DeliveryTarget(device: Device(deviceId: "d", platform: "mobile-app"), deliveryId: "1")
+        let body = #"{"rateLimits":{"resetsAt":"\#(resets)"}}"#
+        let r = HomeAssistantRelay.classify(target, status: 429, body: Array(body.utf8), now: now, retryAfter: nil)
+        #expect(r.outcome == .retry)
+        #expect(r.retryAfter == .seconds(3600), "\(resets)")
+    }
+
+    @Test(arguments: ["tomorrow", "2026-01-01", "2026-01-01T01:00:00", "2026-02-30T00:00:00Z", ""])
+    func notADateTimeIsIgnored(_ resets: String) {
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        let target = DeliveryTarget(device: Device(deviceId: "d", platform: "mobile-app"), deliveryId: "1")
+        let body = #"{"rateLimits":{"resetsAt":"\#(resets)"}}"#
+        let r = HomeAssistantRelay.classify(target, status: 429, body: Array(body.utf8), now: now, retryAfter: nil)
+        #expect(r.outcome == .retry)
+        #expect(r.retryAfter == nil, "\(resets)")
     }
 }
