@@ -84,7 +84,7 @@ public struct HeraldNotification: Sendable, Equatable {
 
     /// Creates a notification. `id` defaults to a fresh UUID.
     public init(
-        id: String = UUIDGenerator.make(1, random: SystemRandom())[0], namespace: String = "default",
+        id: String = HeraldNotification.freshID(), namespace: String = "default",
         type: String = "notification",
         title: String? = nil, body: String? = nil, severity: Severity? = nil, url: String? = nil,
         tag: String? = nil, data: [String: String] = [:], actions: [NotificationAction] = [], badge: Int? = nil,
@@ -121,6 +121,10 @@ public struct HeraldNotification: Sendable, Equatable {
 }
 
 extension HeraldNotification {
+    /// A fresh lowercase version-4 UUID for a notification given without an id: from `getrandom`,
+    /// not Foundation's `UUID()`, which opens `/dev/urandom` on every call.
+    public static func freshID() -> String { UUIDGenerator.make(1, random: SystemRandom())[0] }
+
     /// The members of a notification object, by field, as ``init(json:)`` reads them in one pass: the
     /// contract's 18 fields; any other key is refused.
     private struct Members {
@@ -193,8 +197,7 @@ extension HeraldNotification {
             return i
         }
 
-        // A fresh version-4 id (`getrandom`, not Foundation's `UUID()`, which opens /dev/urandom per call).
-        let id = try string("id", m.id, maxLength: 128) ?? UUIDGenerator.make(1, random: SystemRandom())[0]
+        let id = try string("id", m.id, maxLength: 128) ?? HeraldNotification.freshID()
         guard !id.isEmpty else { throw ValidationError(field: "id", "must not be empty") }
         let namespace = try string("namespace", m.namespace, maxLength: 128) ?? "default"
         try HeraldNotification.validateName(namespace, field: "namespace")

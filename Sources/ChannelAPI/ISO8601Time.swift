@@ -85,16 +85,14 @@ public enum ISO8601Time {
             for _ in digits..<max(digits, 9) { nanoseconds *= 10 }
         }
         var offset: Int64 = 0
-        if expect("Zz") {
-        } else if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
+        if !expect("Zz") {
+            guard i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") else { return nil }
             let sign: Int64 = b[i] == UInt8(ascii: "-") ? -1 : 1
             i += 1
             guard let h = number(2) else { return nil }
             _ = expect(":")
             guard let m = number(2), h <= 23, m <= 59 else { return nil }
             offset = sign * (h * 3600 + m * 60)
-        } else {
-            return nil
         }
         guard i == b.count else { return nil }
         let days = daysSince1970(year: year, month: month, day: day)

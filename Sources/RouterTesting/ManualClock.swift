@@ -3,9 +3,14 @@ import Foundation
 import HeraldSync
 
 /// A clock that moves only when told to. `sleep` advances the clock by the requested duration and
-/// returns at once, so retry schedules and rate limits run instantly and exactly in tests.
+/// returns at once, so retry schedules and rate limits run instantly and exactly in tests; it also
+/// keeps each duration asked for (``sleeps``), so a test can check a waiting schedule.
 public final class ManualClock: HeraldClock {
     private let current: Locked<Date>
+    private let slept = Locked<[Duration]>([])
+
+    /// Every duration `sleep` was asked for, in order.
+    public var sleeps: [Duration] { slept.withLock { $0 } }
 
     /// Starts at `start` (default 2026-01-01T00:00:00Z).
     public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) { current = Locked(start) }
@@ -22,6 +27,7 @@ public final class ManualClock: HeraldClock {
     /// Advances by `duration` and yields.
     public func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
+        slept.withLock { $0.append(duration) }
         advance(by: duration)
         await Task.yield()
     }

@@ -4,6 +4,19 @@ import HeraldCrypto
 import Testing
 
 @Suite struct NotificationTests {
+    /// A notification sent without an id gets a fresh RFC 9562 version-4 UUID, which Foundation's
+    /// `UUID(uuidString:)` reads back; two never share one.
+    @Test func missingIdIsAFreshUUIDv4() throws {
+        let a = try HeraldNotification(jsonText: #"{"title":"t"}"#).id
+        let b = HeraldNotification(title: "t").id
+        for id in [a, b] {
+            let parsed = try #require(UUID(uuidString: id), "\(id)")
+            #expect(parsed.uuidString.lowercased() == id)
+            #expect(Array(id)[14] == "4" && "89ab".contains(Array(id)[19]), "\(id)")
+        }
+        #expect(a != b)
+    }
+
     @Test func parsesContractExample() throws {
         let n = try HeraldNotification(
             jsonText: #"""

@@ -14,7 +14,7 @@ import Testing
 
     /// A router over one recording sink (`sink`) and one recording device channel (`fcm`) on
     /// `store`, with `routes`.
-    static func router(store: any HeraldStore, routes: String, clock: any HeraldClock = ManualClock()) async throws
+    static func router(store: any HeraldStore, routes: String, clock: ManualClock = ManualClock()) async throws
         -> (Router, sink: RecordingChannel, fcm: RecordingChannel)
     {
         let sink = RecordingChannel()
@@ -235,7 +235,7 @@ import Testing
     /// ends milliseconds after it rather than up to 200 ms later.
     @Test func waitsForRowsAnotherWorkerHoldsWithAGrowingInterval() async throws {
         let store = try SQLiteStore(path: Harness.tempPath())
-        let clock = SleepRecordingClock(start: Self.t0)
+        let clock = ManualClock(start: Self.t0)
         let (router, sink, _) = try await Self.router(store: store, routes: Self.sinkRoute, clock: clock)
         try Self.enqueue(router, count: 1)
         let held = try store.claimPendingBatch(
@@ -248,24 +248,6 @@ import Testing
         #expect(Array(waits.prefix(7)) == [5, 10, 20, 40, 80, 160, 200])
         #expect(waits.dropFirst(6).allSatisfy { $0 <= 200 })
         await router.shutdown()
-    }
-}
-
-/// A ``ManualClock`` that also keeps every duration it was asked to sleep.
-final class SleepRecordingClock: HeraldClock {
-    private let base: ManualClock
-    private let recorded = Locked<[Duration]>([])
-
-    init(start: Date) { base = ManualClock(start: start) }
-
-    /// The durations slept, in order.
-    var sleeps: [Duration] { recorded.withLock { $0 } }
-
-    func now() -> Date { base.now() }
-
-    func sleep(for duration: Duration) async throws {
-        recorded.withLock { $0.append(duration) }
-        try await base.sleep(for: duration)
     }
 }
 

@@ -105,28 +105,25 @@ public struct PostgresSQL: Sendable, Hashable, ExpressibleByStringInterpolation,
         /// Appends one parameter bound to a `text[]` holding `values` (cast it: `\(textArray: ids)::text[]`).
         public mutating func appendInterpolation<S: Sequence>(textArray values: S) where S.Element == String {
             parts.append(.parameter)
-            bindings.append(.text(PostgresSQL.arrayLiteral(values, count: values.underestimatedCount)))
+            bindings.append(.text(PostgresSQL.arrayLiteral(values.lazy.map { Optional($0) })))
         }
 
         /// Appends one parameter bound to a `text[]` whose elements may be `NULL`.
         public mutating func appendInterpolation(optionalTextArray values: [String?]) {
             parts.append(.parameter)
-            bindings.append(.text(PostgresSQL.arrayLiteral(values, count: values.count)))
+            bindings.append(.text(PostgresSQL.arrayLiteral(values)))
         }
     }
 
     /// The text form of a one-dimensional array: every element double-quoted, `"` and `\`
     /// backslash-escaped, `NULL` unquoted.
-    static func arrayLiteral(_ values: [String?]) -> String { arrayLiteral(values, count: values.count) }
-
-    /// ``arrayLiteral(_:)`` of any sequence of text or optional text; `count` only sizes the buffer.
-    static func arrayLiteral<S: Sequence>(_ values: S, count: Int) -> String where S.Element: ArrayLiteralElement {
+    /// Takes any sequence, so text elements go in through a lazy map, not a copied array.
+    static func arrayLiteral<S: Sequence>(_ values: S) -> String where S.Element == String? {
         // Built as UTF-8 bytes: `"` and `\` are ASCII, so escaping byte by byte keeps every other
         // scalar's bytes whole.
         var out: [UInt8] = [UInt8(ascii: "{")]
-        out.reserveCapacity(2 + count * 24)
-        for (i, element) in values.enumerated() {
-            let v = element.arrayElementText
+        out.reserveCapacity(2 + values.underestimatedCount * 24)
+        for (i, v) in values.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             guard let v else {
                 out += "NULL".utf8
@@ -142,20 +139,6 @@ public struct PostgresSQL: Sendable, Hashable, ExpressibleByStringInterpolation,
         out.append(UInt8(ascii: "}"))
         return String(decoding: out, as: UTF8.self)
     }
-}
-
-/// What ``PostgresSQL/arrayLiteral(_:count:)`` takes: text, or optional text (`nil` is `NULL`).
-protocol ArrayLiteralElement {
-    /// The element's text, nil for `NULL`.
-    var arrayElementText: String? { get }
-}
-
-extension String: ArrayLiteralElement {
-    var arrayElementText: String? { self }
-}
-
-extension Optional: ArrayLiteralElement where Wrapped == String {
-    var arrayElementText: String? { self }
 }
 
 extension Sequence where Element == PostgresSQL {
