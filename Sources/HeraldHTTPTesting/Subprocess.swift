@@ -166,10 +166,34 @@ public enum Subprocess {
         }
         let output = out.fileHandleForReading.readDataToEndOfFile()
         done.wait()
-        process.waitUntilExit()
+        let (code, signalled) = try reap(process)
         return Result(
-            code: process.terminationStatus, terminatedBySignal: process.terminationReason == .uncaughtSignal,
-            stdoutBytes: Array(output), stderrBytes: Array(errorBytes.withLock { $0 }))
+            code: code, terminatedBySignal: signalled, stdoutBytes: Array(output),
+            stderrBytes: Array(errorBytes.withLock { $0 }))
+    }
+
+    /// Waits for `process` with `waitpid` and returns its exit status or signal. Not
+    /// `Process.waitUntilExit()`: on Linux it spins its thread's run loop until Foundation's monitor
+    /// marks the process ended, and in a clean-clone CI run it spun a pool thread for over ten
+    /// minutes with the child long gone, stalling every test behind it. When Foundation reaped the
+    /// child first (`ECHILD`), its own record of the status is used.
+    private static func reap(_ process: Process) throws -> (code: Int32, signalled: Bool) {
+        var status: Int32 = 0
+        var reaped: pid_t
+        repeat { reaped = waitpid(process.processIdentifier, &status, 0) } while reaped == -1 && errno == EINTR
+        if reaped == process.processIdentifier {
+            let signal = status & 0x7F
+            return signal == 0 ? ((status >> 8) & 0xFF, false) : (signal, true)
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                throw SubprocessError(
+                    "\(process.executableURL?.path ?? "the program") ended, but its exit status was lost")
+            }
+            usleep(1_000)
+        }
+        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
     }
 
     /// Starts `process` from a thread of its own that blocks no signal, so that the child does not inherit
