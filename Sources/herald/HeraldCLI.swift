@@ -136,7 +136,10 @@ struct HeraldCLI {
                     out.write(#"{"deliveries":["#)
                     var first = true
                     try router.forEachDelivery(of: summary.id) { d in
-                        out.write((first ? "" : ",") + d.reportJSON.canonicalString)
+                        out.write { buffer in
+                            if !first { buffer.append(UInt8(ascii: ",")) }
+                            d.writeReportJSON(into: &buffer)
+                        }
                         first = false
                     }
                     out.write(
@@ -428,6 +431,12 @@ struct FileHandleOutput {
     /// Appends `text`, writing a block when the buffer is full.
     mutating func write(_ text: String) {
         buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 65_536 { flush() }
+    }
+
+    /// Lets `body` append bytes, writing a block when the buffer is full.
+    mutating func write(_ body: (inout [UInt8]) -> Void) {
+        body(&buffer)
         if buffer.count >= 65_536 { flush() }
     }
 

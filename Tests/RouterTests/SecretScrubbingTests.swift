@@ -1,8 +1,9 @@
 import ChannelAPI
 import Foundation
-import Router
 import RouterTesting
 import Testing
+
+@testable import Router
 
 /// A channel whose provider echoes everything it was sent: its config token, the device's secret
 /// fields and a token it obtained at run time.
@@ -110,5 +111,33 @@ private struct EchoingChannel: Channel {
         let url = "https://push.example/s/a b"
         #expect(Redaction.scrub("to https%3A%2F%2Fpush.example%2Fs%2Fa%20b", secrets: [url]) == "to ‹redacted›")
         #expect(Redaction.scrub("to https://push.example/s/a b!", secrets: [url]) == "to ‹redacted›!")
+    }
+}
+
+/// The order secrets are scrubbed in: longest first, so a secret containing another is replaced whole.
+/// The channel's secrets are ordered once per call and each device's merged in; the result must be
+/// the order a stable sort of all of them gives.
+@Suite struct SecretOrderTests {
+    @Test func mergingDeviceSecretsGivesTheStableLongestFirstOrder() {
+        let alphabet = Array("abcdé✓")
+        for _ in 0..<200 {
+            let word = { String((0..<Int.random(in: 0...9)).map { _ in alphabet.randomElement()! }) }
+            let common = (0..<Int.random(in: 0...6)).map { _ in word() }
+            let device = (0..<Int.random(in: 0...3)).map { _ in word() }
+            let expected = (common + device).enumerated()
+                .sorted {
+                    $0.element.count != $1.element.count ? $0.element.count > $1.element.count : $0.offset < $1.offset
+                }
+                .map(\.element)
+            let ordered = SecretScrubbingChannel.longestFirst(common)
+            #expect(SecretScrubbingChannel.merging(device, into: ordered) == expected)
+        }
+    }
+
+    @Test func aSecretHoldingAnotherIsRedactedWhole() {
+        let ordered = SecretScrubbingChannel.longestFirst(["abcd"])
+        let secrets = SecretScrubbingChannel.merging(["xxabcdxx"], into: ordered)
+        #expect(secrets == ["xxabcdxx", "abcd"])
+        #expect(Redaction.scrub("id xxabcdxx", secrets: secrets) == "id ‹redacted›")
     }
 }

@@ -20,7 +20,9 @@ struct SecretScrubbingChannel: Channel {
         let results = await inner.deliver(request)
         guard results.contains(where: { $0.reason != nil || !$0.details.isEmpty || $0.providerMessageId != nil })
         else { return results }
-        let common = configSecrets + inner.secrets
+        // Longest first, so that a secret containing another is replaced whole. The channel's own
+        // secrets are ordered once per call; each result's device secrets (a few) are merged in.
+        let common = Self.longestFirst(configSecrets + inner.secrets)
         var byDevice: [String: [String]] = [:]
         for t in request.targets {
             if let d = t.device { byDevice[d.deviceId, default: []] += registry.secretValues(of: d) }
@@ -28,10 +30,30 @@ struct SecretScrubbingChannel: Channel {
         return results.map { r in
             guard r.reason != nil || !r.details.isEmpty || r.providerMessageId != nil else { return r }
             let device = r.deviceId.flatMap { byDevice[$0] } ?? []
-            // Longest first, so that a secret containing another is replaced whole.
-            let secrets = (common + device).sorted { $0.count > $1.count }
-            return Redaction.scrub(r, secrets: secrets)
+            return Redaction.scrub(r, secrets: Self.merging(device, into: common))
         }
+    }
+
+    /// `secrets` longest first (by characters, as ``Redaction/scrub(_:secrets:)`` counts them),
+    /// equal lengths in their given order; each length is counted once.
+    static func longestFirst(_ secrets: [String]) -> [(length: Int, secret: String)] {
+        secrets.map { (length: $0.count, secret: $0) }.enumerated()
+            .sorted {
+                $0.element.length != $1.element.length ? $0.element.length > $1.element.length : $0.offset < $1.offset
+            }
+            .map(\.element)
+    }
+
+    /// `extra` merged into `ordered` (longest first), each extra after the ordered secrets of its
+    /// length: the order `(ordered + extra)` sorted longest first, stably, would have.
+    static func merging(_ extra: [String], into ordered: [(length: Int, secret: String)]) -> [String] {
+        guard !extra.isEmpty else { return ordered.map(\.secret) }
+        var all = ordered
+        for (length, secret) in longestFirst(extra) {
+            let at = all.firstIndex { $0.length < length } ?? all.endIndex
+            all.insert((length, secret), at: at)
+        }
+        return all.map(\.secret)
     }
 
     func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {

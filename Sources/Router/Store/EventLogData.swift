@@ -22,6 +22,21 @@ enum EventLogData {
         return .object(o)
     }
 
+    /// ``delivery(notificationId:channel:deviceId:outcome:attempt:reason:)``'s canonical text, written
+    /// directly (the record of a large fan-out writes one per delivery).
+    static func deliveryText(
+        notificationId: String, channel: String, deviceId: String?, outcome: String, attempt: Int, reason: String?
+    ) -> String {
+        var o = JSONObjectWriter()
+        o.add("attempt", attempt)
+        o.add("channel", channel)
+        o.add("deviceId", deviceId)
+        o.add("notificationId", notificationId)
+        o.add("outcome", outcome)
+        o.add("reason", reason)
+        return o.text
+    }
+
     /// A lifecycle kind, as recorded.
     static func lifecycle(_ event: LifecycleEvent) -> JSONValue {
         var o: [String: JSONValue] = [

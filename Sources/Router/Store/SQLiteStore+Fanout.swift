@@ -366,11 +366,11 @@ extension SQLiteStore {
             guard let row = found[a.deliveryId],
                 let ns = try namespace(of: row.notificationId, c, cache: &namespaces)
             else { continue }
-            let data = EventLogData.delivery(
+            let data = EventLogData.deliveryText(
                 notificationId: row.notificationId, channel: row.channel, deviceId: row.deviceId,
                 outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason)
             if eventCount > 0 { events.appendLiteral(",") }
-            events.append("(\(ns), 'delivery', \(row.notificationId), \(data.canonicalString), \(at))")
+            events.append("(\(ns), 'delivery', \(row.notificationId), \(data), \(at))")
             eventCount += 1
         }
         if eventCount > 0 { try c.run(events) }

@@ -104,6 +104,24 @@ public struct DeliveryRecord: Sendable, Equatable {
         }
         return .object(o)
     }
+
+    /// ``reportJSON``'s canonical bytes (keys sorted), written directly: what `herald send --format
+    /// json` prints for each delivery of a large fan-out, without a ``JSONValue`` tree per line.
+    public func writeReportJSON(into buffer: inout [UInt8]) {
+        var o = JSONObjectWriter()
+        o.add("attempt", attempts)
+        o.add("channel", channel)
+        o.add("deviceId", deviceId)
+        o.add("id", id)
+        if state == .retry, let n = nextAttemptAt { o.add("nextAttemptAt", ISO8601DateFormatter().string(from: n)) }
+        o.add("outcome", state.reportOutcome)
+        o.add("platform", platform)
+        o.add("providerMessageId", providerMessageId)
+        o.add("reason", reason)
+        o.add("status", status)
+        o.add("step", step)
+        o.write(into: &buffer)
+    }
 }
 
 extension DeliveryState {
