@@ -18,7 +18,7 @@ public enum Redaction {
         // text, none can appear, and they are not worked out (`addingPercentEncoding` per secret and
         // result was a hot spot of a large fan-out, whose results are scrubbed one by one).
         let mayHoldEscapes = text.utf8.contains(UInt8(ascii: "%"))
-        for s in secrets where s.count >= 4 {
+        for s in secrets where s.utf8.count >= 4 && s.hasAtLeastFourCharacters {
             guard !out.isEmpty else { break }
             out = out.replacingAll(s, with: "‹redacted›")
             guard mayHoldEscapes else { continue }
@@ -95,6 +95,17 @@ extension String {
         }
         result += rest
         return result
+    }
+
+    /// `count >= 4`, counting no further than the fourth character (a PEM key's text is scrubbed
+    /// from every result of a fan-out).
+    var hasAtLeastFourCharacters: Bool {
+        var seen = 0
+        for _ in self {
+            seen += 1
+            if seen == 4 { return true }
+        }
+        return false
     }
 
     /// Whether the UTF-8 bytes of `needle` occur in those of `self` (a plain byte search; equal

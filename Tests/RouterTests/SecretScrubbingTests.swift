@@ -126,12 +126,23 @@ private struct EchoingChannel: Channel {
             let device = (0..<Int.random(in: 0...3)).map { _ in word() }
             let expected = (common + device).enumerated()
                 .sorted {
-                    $0.element.count != $1.element.count ? $0.element.count > $1.element.count : $0.offset < $1.offset
+                    $0.element.utf8.count != $1.element.utf8.count
+                        ? $0.element.utf8.count > $1.element.utf8.count : $0.offset < $1.offset
                 }
                 .map(\.element)
             let ordered = SecretScrubbingChannel.longestFirst(common)
             #expect(SecretScrubbingChannel.merging(device, into: ordered) == expected)
         }
+    }
+
+    /// Secrets under four characters are left alone (they would garble any text), counted in
+    /// characters, not bytes: three accented letters of two code points each stay.
+    @Test func secretsUnderFourCharactersAreNotRedacted() {
+        let three = "e\u{301}e\u{301}e\u{301}"
+        let four = three + "x"
+        #expect(Redaction.scrub("a \(three) b", secrets: [three]) == "a \(three) b")
+        #expect(Redaction.scrub("a \(four) b", secrets: [four]) == "a ‹redacted› b")
+        #expect(Redaction.scrub("abc", secrets: ["abc"]) == "abc")
     }
 
     @Test func aSecretHoldingAnotherIsRedactedWhole() {

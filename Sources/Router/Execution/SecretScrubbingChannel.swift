@@ -34,10 +34,10 @@ struct SecretScrubbingChannel: Channel {
         }
     }
 
-    /// `secrets` longest first (by characters, as ``Redaction/scrub(_:secrets:)`` counts them),
-    /// equal lengths in their given order; each length is counted once.
+    /// `secrets` longest first, equal lengths in their given order. Lengths are UTF-8 byte counts
+    /// (constant time): a secret containing another is longer in bytes as in characters.
     static func longestFirst(_ secrets: [String]) -> [(length: Int, secret: String)] {
-        secrets.map { (length: $0.count, secret: $0) }.enumerated()
+        secrets.map { (length: $0.utf8.count, secret: $0) }.enumerated()
             .sorted {
                 $0.element.length != $1.element.length ? $0.element.length > $1.element.length : $0.offset < $1.offset
             }
