@@ -159,3 +159,48 @@ func webPushConfig(_ yaml: String, allowHosts: [String] = []) throws -> ChannelC
         #expect(e?.description.hasPrefix("test.yaml:2:") == true)
     }
 }
+
+/// The subscription cache is bounded (each entry holds an imported key): a fan-out to many more
+/// browsers than it keeps parses each, and the cache never holds more than two generations.
+@Suite struct SubscriptionCacheTests {
+    @Test func holdsAtMostTwoGenerationsAndStillParsesEveryDevice() throws {
+        let cache = SubscriptionCache(generationSize: 4)
+        let browsers = try (0..<25).map { try TestSubscriber(endpoint: "https://push.example.net/s/\($0)") }
+        for round in 0..<2 {
+            for (i, b) in browsers.enumerated() {
+                let sub = try cache.subscription(for: b.device("web-\(i)"), allowHosts: [])
+                #expect(sub.endpoint == b.endpoint, "round \(round)")
+                #expect(sub.key.authSecret == b.auth)
+                #expect(cache.count <= 8)
+            }
+        }
+        #expect(cache.count >= 4)
+    }
+
+    @Test func aSmallAudienceStaysCachedAcrossNotifications() throws {
+        let cache = SubscriptionCache(generationSize: 4)
+        let browsers = try (0..<4).map { try TestSubscriber(endpoint: "https://push.example.net/s/\($0)") }
+        let first = try browsers.enumerated().map {
+            try cache.subscription(for: $1.device("web-\($0)"), allowHosts: [])
+        }
+        for _ in 0..<3 {
+            for (i, b) in browsers.enumerated() {
+                // The same parsed key object: found, not parsed again.
+                let again = try cache.subscription(for: b.device("web-\(i)"), allowHosts: [])
+                #expect(again.key.publicKey === first[i].key.publicKey)
+            }
+        }
+        #expect(cache.count == 4)
+    }
+
+    @Test func aChangedRegistrationIsParsedAfresh() throws {
+        let cache = SubscriptionCache()
+        let b = try TestSubscriber(endpoint: "https://push.example.net/s/1")
+        _ = try cache.subscription(for: b.device("web-1"), allowHosts: [])
+        var bad = b.device("web-1")
+        bad.fields["subscription"] = [
+            "endpoint": .string("http://push.example.net/s/1"), "keys": ["p256dh": "x", "auth": "y"],
+        ]
+        #expect(throws: ValidationError.self) { try cache.subscription(for: bad, allowHosts: []) }
+    }
+}
