@@ -13,12 +13,14 @@
 #   channel  the channel's deliver() alone (`herald-bench apns …` / `herald-bench webpush send …`).
 #   aioapns / pywebpush (16 threads, one session each).
 # plus, once, plan + persist of PERSIST deliveries (`herald-bench router-persist`, median of 7), and per
-# APNs N one untimed `herald send` sampled for its memory (RESULT bench=memory: peaks of VmHWM, RssAnon,
-# RssFile) and, with heaptrack installed, one under heaptrack (RESULT bench=heap: the peak of live heap
-# allocations and each library's share of it; SQLite's holds its page cache).
+# N one untimed `herald send` sampled for its memory (RESULT bench=memory: peaks of VmHWM, RssAnon,
+# RssFile), for APNs also one under heaptrack when it is installed (RESULT bench=heap: the peak of live
+# heap allocations and each library's share of it; SQLite's holds its page cache), and the same memory
+# sample of a Web Push send to WEBPUSH_MEMORY_N browsers (100,000; not timed, no rounds).
 #
 #   scripts/bench/fanout.sh                          # APNs 10000 100000, Web Push 2000 10000, ROUNDS=3
 #   APNS_N="10000" WEBPUSH_N="10000" ROUNDS=5 scripts/bench/fanout.sh
+#   WEBPUSH_MEMORY_N="" …                            # skip the memory-only Web Push send (100,000 by default)
 #   SMOKE=1 scripts/bench/fanout.sh                  # tiny N, one round: checks the tooling in seconds
 #   LOOPS=2 …                                        # Herald's HTTP event loops (default 2)
 #   SEND_WRAP="perf record -g -o /tmp/send.perf" …   # a command put before `herald send` (a profiler)
@@ -34,10 +36,11 @@ ROUNDS=${ROUNDS:-3}
 LOOPS=${LOOPS:-2}
 APNS_N=${APNS_N:-"10000 100000"}
 WEBPUSH_N=${WEBPUSH_N:-"2000 10000"}
+WEBPUSH_MEMORY_N=${WEBPUSH_MEMORY_N:-100000}
 PERSIST=${PERSIST:-10000}
 THREADS=${THREADS:-16}
 if [[ -n ${SMOKE:-} ]]; then
-    ROUNDS=1 APNS_N=200 WEBPUSH_N=100 PERSIST=500 THREADS=4
+    ROUNDS=1 APNS_N=200 WEBPUSH_N=100 WEBPUSH_MEMORY_N=300 PERSIST=500 THREADS=4
 fi
 
 python3 -c 'import aioapns, pywebpush' 2>/dev/null || { echo "pip install aioapns pywebpush first" >&2; exit 1; }
@@ -165,13 +168,13 @@ run_python() {
 # resident memory split into anonymous (heap, stacks) and file-backed (binary, libraries, SQLite's
 # -shm) pages, sampled every 5 ms; and, under heaptrack when it is installed, the peak of live heap
 # allocations with the share of each library (SQLite's includes its page cache, `store.cache`).
-run_memory() { # channel n dir
-    local channel=$1 n=$2 dir=$3 out peak
+run_memory() { # channel n dir [heap]: heap=no skips heaptrack
+    local channel=$1 n=$2 dir=$3 heap=${4:-yes} out peak
     fresh_store "$dir"
     out=$(python3 scripts/bench/rss_sample.py "$dir/report.json" \
         "$HERALD" send -c "$dir/herald.yaml" --format json --json "$NOTIFICATION")
     echo "RESULT bench=memory channel=$channel n=$n hwm_kb=$(field hwm_kb "$out") anon_kb=$(field anon_kb "$out") file_kb=$(field file_kb "$out") delivered=$(field delivered "$out")"
-    command -v heaptrack >/dev/null || return 0
+    [[ $heap == yes ]] && command -v heaptrack >/dev/null || return 0
     fresh_store "$dir"
     heaptrack -o "$dir/heap" "$HERALD" send -c "$dir/herald.yaml" --format json --json "$NOTIFICATION" \
         >/dev/null 2>&1 || true
@@ -206,9 +209,18 @@ for channel in apns webpush; do
             run_channel "$channel" "$n" "$round"
             run_python "$channel" "$n" "$round"
         done
-        [[ $channel == apns ]] && run_memory "$channel" "$n" "$dir"
+        if [[ $channel == apns ]]; then run_memory "$channel" "$n" "$dir"; else run_memory "$channel" "$n" "$dir" no; fi
         rm -rf "$dir"
     done
+done
+
+# Web Push at a size too large for timed rounds: one untimed send sampled for its memory (its
+# subscriptions' keys must not accumulate; issue 19's bound is < 64 MB at 100,000 devices).
+for n in $WEBPUSH_MEMORY_N; do
+    echo "== webpush, $n devices, memory only (registering, not timed)"
+    dir=$(setup webpush "$n")
+    run_memory webpush "$n" "$dir" no
+    rm -rf "$dir"
 done
 
 echo "== plan + persist of $PERSIST deliveries (median of 7)"
