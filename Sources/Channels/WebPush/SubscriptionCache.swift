@@ -23,7 +23,7 @@ final class SubscriptionCache: Sendable {
     let generationSize: Int
 
     /// A cache keeping at most `2 × generationSize` subscriptions.
-    init(generationSize: Int = 2_048) {
+    init(generationSize: Int = 1_024) {
         self.generationSize = max(1, generationSize)
     }
 
