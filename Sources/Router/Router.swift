@@ -23,7 +23,9 @@ public final class Router: Sendable {
     let graph: Locked<RouterGraph>
     let configPath: String?
     let logSink: any LogSink
-    let logger: ChannelLogger
+    /// The router's log (source `router`, the configured sink and level), for code that embeds the
+    /// router and reports on its work: the HTTP API logs a report it could not finish writing.
+    public let logger: ChannelLogger
     let owner: String
     /// The lease owner of this router's outbox worker: this process, but not ``owner`` (see
     /// ``executor(owner:)``).

@@ -128,7 +128,8 @@ public final class MicroHTTPServer: Sendable {
 
     /// Stops: no new connection is accepted and new requests on open ones get
     /// ``ServerRejection/shuttingDown``; requests in flight get up to `grace` to finish (then their
-    /// handlers are cancelled), open streams are finished, and the daemon stops.
+    /// handlers are cancelled), open streams are finished (those not ending with the server get five
+    /// seconds to be finished by their writers), and the daemon stops.
     public func stop(grace: Duration = .seconds(10)) async {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if let d = daemon.withLock({ $0 }) {
@@ -141,7 +142,7 @@ public final class MicroHTTPServer: Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         for entry in running.withLock({ Array($0.values) }) { entry.task.cancel() }
-        for stream in streams.withLock({ Array($0.values) }) { stream.finish() }
+        for stream in streams.withLock({ Array($0.values) }) where stream.endsWhenServerStops { stream.finish() }
         // Cancelled handlers answer, finished streams flush; wait (bounded) until none is left
         // suspended, since libmicrohttpd must not stop with suspended connections.
         let hard = clock.now + .seconds(5)
@@ -370,7 +371,7 @@ public final class MicroHTTPServer: Sendable {
             let key = ObjectIdentifier(stream)
             streams.withLock { $0[key] = stream }
             // A stream answered while stopping is ended at once (stop waits for every stream).
-            if isStopping { stream.finish() }
+            if isStopping && stream.endsWhenServerStops { stream.finish() }
             let holder = StreamHolder(stream: stream, server: self)
             let cls = Unmanaged.passRetained(holder).toOpaque()
             mhdResponse = MHD_create_response_from_callback(

@@ -33,8 +33,16 @@ public final class ResponseStream: Sendable {
     /// The most bytes buffered before ``write(_:)`` refuses more (a reader that stopped reading).
     public let bufferLimit: Int
 
-    /// Creates a stream that buffers at most `bufferLimit` unread bytes.
-    public init(bufferLimit: Int = 4 << 20) { self.bufferLimit = bufferLimit }
+    /// Whether the server ends this stream when it stops (an event stream, which the client resumes),
+    /// or lets its writer finish it within the stop's bounded wait (a document written in pieces).
+    public let endsWhenServerStops: Bool
+
+    /// Creates a stream that buffers at most `bufferLimit` unread bytes; `endsWhenServerStops`
+    /// false for a body that must be whole (see ``endsWhenServerStops``).
+    public init(bufferLimit: Int = 4 << 20, endsWhenServerStops: Bool = true) {
+        self.bufferLimit = bufferLimit
+        self.endsWhenServerStops = endsWhenServerStops
+    }
 
     /// Appends bytes for the client. Returns false when the client is gone, the stream is finished,
     /// or the client has stopped reading (more than ``bufferLimit`` unread): stop writing then.
