@@ -7,6 +7,9 @@
 #            provider token, sends, results recorded, report printed. Config: one channel pointing at
 #            the sink, SQLite store in a temp dir holding N devices registered beforehand with
 #            `herald devices register` (not timed; every round starts from a copy of that store).
+#   api      the same notification through `herald serve`: POST /v1/notifications answered with the
+#            whole delivery report (streamed), timed from the request to its last byte, on the same
+#            store copy; peak RSS is the server's VmHWM after the answer.
 #   router   the router's in-process send (`herald-bench router-send CONFIG`), same config and store copy,
 #            timed around Router.sendSummarized alone (what `herald send` runs; it also prints where the
 #            memory is: SQLite's high-water, RssAnon, RssFile).
@@ -133,6 +136,41 @@ run_send() { # channel n dir round
     result "$channel" "$n" send "$round" "$(python3 -c "print(round($n / ($t1 - $t0)))")" "$rss" "$delivered"
 }
 
+# The same send through `herald serve`: POST /v1/notifications (the answer is the whole delivery
+# report, streamed), timed from the request to the report's last byte; the server is started on the
+# store copy before the clock starts (a server is long-running), and its peak RSS (VmHWM) is read
+# after the answer.
+API_TOKEN="hrd_fanout-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+run_api() { # channel n dir round
+    local channel=$1 n=$2 dir=$3 round=$4 pid port t0 t1 hwm delivered
+    fresh_store "$dir"
+    {
+        cat "$dir/herald.yaml"
+        echo "server:"
+        echo "  listen: 127.0.0.1:0"
+        echo "  tokens:"
+        echo "    - { name: bench, sha256: $(printf %s "$API_TOKEN" | sha256sum | cut -d' ' -f1), namespaces: [\"*\"], scopes: [send, read] }"
+    } >"$dir/serve.yaml"
+    "$HERALD" serve -c "$dir/serve.yaml" 2>"$dir/serve.log" &
+    pid=$!
+    port=""
+    for _ in $(seq 200); do
+        port=$(sed -n 's/.*serving on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$dir/serve.log" | head -1)
+        [[ -n $port ]] && break
+        sleep 0.05
+    done
+    [[ -n $port ]] || { echo "herald serve did not start: $(cat "$dir/serve.log")" >&2; kill "$pid"; return 1; }
+    t0=$(date +%s.%N)
+    curl -sS -o "$dir/api.json" -X POST "http://127.0.0.1:$port/v1/notifications" \
+        -H "Authorization: Bearer $API_TOKEN" -H 'Content-Type: application/json' -d "$NOTIFICATION"
+    t1=$(date +%s.%N)
+    hwm=$(sed -n 's/VmHWM:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$pid/status")
+    kill -TERM "$pid"
+    wait "$pid" || true
+    delivered=$(grep -o '"outcome":"delivered"' "$dir/api.json" | wc -l)
+    result "$channel" "$n" api "$round" "$(python3 -c "print(round($n / ($t1 - $t0)))")" "$hwm" "$delivered"
+}
+
 run_router() {
     local channel=$1 n=$2 dir=$3 round=$4 out
     fresh_store "$dir"
@@ -205,6 +243,7 @@ for channel in apns webpush; do
         dir=$(setup "$channel" "$n")
         for round in $(seq "$ROUNDS"); do
             run_send "$channel" "$n" "$dir" "$round"
+            run_api "$channel" "$n" "$dir" "$round"
             run_router "$channel" "$n" "$dir" "$round"
             run_channel "$channel" "$n" "$round"
             run_python "$channel" "$n" "$round"
@@ -239,7 +278,7 @@ print("\nsummary (median of rounds; peak RSS median)")
 keys = sorted({(r["channel"], int(r["n"])) for r in rows})
 for channel, n in keys:
     med = {}
-    for impl in ("send", "router", "channel", "aioapns", "pywebpush"):
+    for impl in ("send", "api", "router", "channel", "aioapns", "pywebpush"):
         sel = [r for r in rows if r["channel"] == channel and int(r["n"]) == n and r["impl"] == impl and r["per_s"]]
         if not sel:
             continue
@@ -248,7 +287,7 @@ for channel, n in keys:
         print(f"  {channel:8s} n={n:<7d} {impl:9s} {med[impl]:9.0f}/s  peak RSS {rss:6.1f} MB"
               f"  (runs: {', '.join(r['per_s'] for r in sel)})")
     ref = med.get("aioapns") or med.get("pywebpush")
-    for impl in ("send", "router"):
+    for impl in ("send", "api", "router"):
         if impl in med and med.get("channel"):
             line = f"    {impl}/channel = {med[impl] / med['channel'] * 100:.0f}% (target >= 80%)"
             if ref:
