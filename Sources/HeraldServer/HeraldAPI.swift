@@ -435,26 +435,10 @@ public final class HeraldAPI: Sendable {
         let router = self.router
         let stall = settings.withLock { $0.server.idleTimeout }
         let writer = Thread {
-            var buffer: [UInt8] = Array(#"{"deliveries":["#.utf8)
-            buffer.reserveCapacity(HeraldAPI.reportChunk + 1_024)
-            var first = true
             do {
-                try router.forEachDelivery(of: summary.id) { d in
-                    if !first { buffer.append(UInt8(ascii: ",")) }
-                    first = false
-                    d.writeReportJSON(into: &buffer)
-                    if buffer.count >= HeraldAPI.reportChunk {
-                        guard HeraldAPI.write(buffer, to: stream, stall: stall) else { throw ReportWriteStopped() }
-                        buffer.removeAll(keepingCapacity: true)
-                    }
+                try router.writeReportJSON(of: summary, piece: HeraldAPI.reportChunk) { bytes in
+                    guard HeraldAPI.write(bytes, to: stream, stall: stall) else { throw ReportWriteStopped() }
                 }
-                buffer.append(contentsOf: #"],"id":"#.utf8)
-                buffer.append(contentsOf: JSONValue.string(summary.id).canonicalBytes)
-                buffer.append(contentsOf: #","namespace":"#.utf8)
-                buffer.append(contentsOf: JSONValue.string(summary.namespace).canonicalBytes)
-                buffer.append(contentsOf: (summary.replayed ? #","replayed":true}"# : "}").utf8)
-                buffer.append(0x0A)
-                _ = HeraldAPI.write(buffer, to: stream, stall: stall)
             } catch is ReportWriteStopped {
             } catch {
                 router.logger.error(

@@ -293,6 +293,32 @@ public final class Router: Sendable {
         try store.forEachDelivery(notificationId: notificationId, body)
     }
 
+    /// Writes `summary`'s delivery report as its canonical JSON (the bytes of ``DeliveryReport/json``
+    /// and a newline), reading the deliveries in pages and handing `write` pieces of about `piece`
+    /// bytes: `herald send --format json` prints it so, and `POST /v1/notifications` streams it.
+    /// A throw from `write` stops it.
+    public func writeReportJSON(of summary: SendSummary, piece: Int, _ write: ([UInt8]) throws -> Void) throws {
+        var buffer: [UInt8] = Array(#"{"deliveries":["#.utf8)
+        buffer.reserveCapacity(piece + 1_024)
+        var first = true
+        try store.forEachDelivery(notificationId: summary.id) { d in
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            d.writeReportJSON(into: &buffer)
+            if buffer.count >= piece {
+                try write(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        buffer.append(contentsOf: #"],"id":"#.utf8)
+        buffer.append(contentsOf: JSONValue.string(summary.id).canonicalBytes)
+        buffer.append(contentsOf: #","namespace":"#.utf8)
+        buffer.append(contentsOf: JSONValue.string(summary.namespace).canonicalBytes)
+        buffer.append(contentsOf: (summary.replayed ? #","replayed":true}"# : "}").utf8)
+        buffer.append(0x0A)
+        try write(buffer)
+    }
+
     private func summary(id: String, namespace: String, replayed: Bool) throws -> SendSummary {
         var counts: [DeliveryState: Int] = [:]
         for t in try store.deliveryTallies(notificationId: id) { counts[t.state, default: 0] += t.count }

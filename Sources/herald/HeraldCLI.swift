@@ -131,22 +131,10 @@ struct HeraldCLI {
                     )
                 }
                 if format == "json" {
-                    // The same bytes as the report's canonical JSON (keys sorted), written incrementally.
-                    var out = FileHandleOutput()
-                    out.write(#"{"deliveries":["#)
-                    var first = true
-                    try router.forEachDelivery(of: summary.id) { d in
-                        out.write { buffer in
-                            if !first { buffer.append(UInt8(ascii: ",")) }
-                            d.writeReportJSON(into: &buffer)
-                        }
-                        first = false
+                    // The same bytes as the report's canonical JSON (keys sorted), in 64 KiB pieces.
+                    try router.writeReportJSON(of: summary, piece: 65_536) {
+                        FileHandle.standardOutput.write(Data($0))
                     }
-                    out.write(
-                        #"],"id":\#(JSONValue.string(summary.id).canonicalString),"namespace":"#
-                            + JSONValue.string(summary.namespace).canonicalString
-                            + (summary.replayed ? #","replayed":true}"# : "}") + "\n")
-                    out.flush()
                 } else {
                     print("notification \(summary.id) (\(summary.namespace))")
                     try router.forEachDelivery(of: summary.id) { d in
@@ -422,30 +410,6 @@ struct HeraldCLI {
     }
 
     static func output(_ value: JSONValue) { print(value.canonicalString) }
-}
-
-/// Standard output written in 64 KiB blocks (a streamed report of 100,000 deliveries).
-struct FileHandleOutput {
-    private var buffer: [UInt8] = []
-
-    /// Appends `text`, writing a block when the buffer is full.
-    mutating func write(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
-        if buffer.count >= 65_536 { flush() }
-    }
-
-    /// Lets `body` append bytes, writing a block when the buffer is full.
-    mutating func write(_ body: (inout [UInt8]) -> Void) {
-        body(&buffer)
-        if buffer.count >= 65_536 { flush() }
-    }
-
-    /// Writes what is buffered.
-    mutating func flush() {
-        guard !buffer.isEmpty else { return }
-        FileHandle.standardOutput.write(Data(buffer))
-        buffer.removeAll(keepingCapacity: true)
-    }
 }
 
 /// A failure that is not the input's fault (exit 1), with its message.
