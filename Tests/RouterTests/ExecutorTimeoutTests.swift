@@ -76,10 +76,12 @@ import Testing
     /// timeout (the HTTP client's timeout, not the call's outer bound), and becomes `retry`.
     @Test func hangingRequestTimesOutOnItsOwn() async throws {
         let server = try await FakeHTTPServer.start()
-        try await server.route("/", [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: .seconds(20))])
-        // 300 ms, stretched under a sanitizer: the call's bound is this plus as much again (at least
-        // 1 s), and a loaded, instrumented HTTP loop must report the request's own timeout first.
-        let timeoutMs = Int((300 * TestTiming.scale).rounded())
+        try await server.route("/", [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: .seconds(120))])
+        // 2 s, stretched under a sanitizer: the call's bound is this plus as much again (at least
+        // 1 s, at most 5 s), and a loaded, instrumented HTTP loop must report the request's own
+        // timeout first. With 300 ms the margin was 1 s, which a fully loaded 2-core CI machine
+        // overran twice in one session (the outer bound's "timed out after 1300ms" came first).
+        let timeoutMs = Int((2_000 * TestTiming.scale).rounded())
         let router = try await Self.router(
             """
             channels:
