@@ -56,6 +56,12 @@ public struct ChannelRegistry: Sendable {
         return descriptor.address(of: device)
     }
 
+    /// Whether `device`'s address is a secret (``PlatformDescriptor/addressIsSecret``); a platform no
+    /// module declares addresses by its `token`, a secret.
+    public func addressIsSecret(of device: Device) -> Bool {
+        descriptors[device.platform]?.addressIsSecret ?? true
+    }
+
     /// Parses and checks registration JSON (``Device/init(json:)``, then ``validate(_:)``).
     public func device(json: JSONValue) throws(ValidationError) -> Device {
         try validate(Device(json: json))

@@ -19,6 +19,17 @@ public struct Device: Sendable, Equatable {
     /// with it. Registering another device with the same address in the namespace moves it ("the
     /// token moves"); unregister-by-token removes by it. Not part of equality: it follows from the fields.
     public var address: String?
+    /// Whether ``address`` is a secret that proves the registrant holds the device (a push token, a
+    /// Web Push endpoint), as its platform's descriptor declares (``PlatformDescriptor/addressIsSecret``);
+    /// set with ``address`` by the router. An address that is not (a Telegram chat id, a relay's
+    /// device id) never moves a registration of another namespace. Not part of equality.
+    public var addressIsSecret = true
+    /// The namespaces (exact names, or a prefix before a trailing `*`) whose registrations of the
+    /// same address this registration may move; nil: any namespace (the CLI, an embedding app). The
+    /// HTTP API sets the caller's token's namespaces. A registration holding the same secret address
+    /// in a namespace outside them refuses this one (``AddressConflict``) and is left as it is.
+    /// Not part of equality.
+    public var movableNamespaces: [String]?
 
     /// Creates a device.
     public init(
@@ -146,5 +157,44 @@ extension Device {
         guard parsed.namespace == device.namespace, parsed.deviceId == device.deviceId else {
             throw ValidationError(field: "device", "fields must not contain namespace, deviceId or platform")
         }
+    }
+}
+
+/// What a registration does to another registration holding the same address (``Device/address``):
+/// the pure rule both stores apply inside the upsert's transaction.
+public enum AddressClaim: Sendable, Equatable {
+    /// The other registration is removed ("the token moves").
+    case move
+    /// Both stay: the address is no secret, so it proves nothing about who holds the device.
+    case keep
+    /// The registration is refused: the address is a secret held in a namespace the registrant does
+    /// not cover.
+    case refuse
+
+    /// The claim of `device` on a registration of the same address in `namespace`: its own
+    /// namespace's always move; another namespace's move when the address is a secret and the
+    /// registrant covers that namespace, stay when the address is no secret, and refuse otherwise.
+    public static func of(_ device: Device, on namespace: String) -> AddressClaim {
+        if namespace == device.namespace { return .move }
+        guard device.addressIsSecret else { return .keep }
+        guard let allowed = device.movableNamespaces else { return .move }
+        let covered = allowed.contains { p in p.hasSuffix("*") ? namespace.hasPrefix(p.dropLast()) : p == namespace }
+        return covered ? .move : .refuse
+    }
+}
+
+/// A registration refused because its address is held by a registration in a namespace the
+/// registrant does not cover (``AddressClaim/refuse``). It names nothing of that registration.
+public struct AddressConflict: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The refused registration's device id (the registrant's own).
+    public let deviceId: String
+
+    /// Creates the error.
+    public init(deviceId: String) { self.deviceId = deviceId }
+
+    /// What the registrant is told.
+    public var description: String {
+        "device \(deviceId): its push address is registered in a namespace this registration may not change; "
+            + "remove it there, or register with a token that covers both namespaces"
     }
 }

@@ -159,7 +159,13 @@ extension HeraldNotification {
     }
 
     /// Parses and validates the contract's notification JSON. Errors name the field.
-    public init(json: JSONValue) throws(ValidationError) {
+    public init(json: JSONValue) throws(ValidationError) { try self.init(json: json, stored: false) }
+
+    /// Parses a notification as ``init(json:)`` does; with `stored`, a notification read back from
+    /// the store, which an older Herald may have accepted before the id rule (no `/` or control
+    /// characters) and the ``maxDataBytes`` cap: those two are not checked again, so its deliveries
+    /// still go out.
+    public init(json: JSONValue, stored: Bool) throws(ValidationError) {
         guard let o = json.objectValue else { throw ValidationError(field: "notification", "must be a JSON object") }
         // One pass over the members (a notification has a few of the 18 fields): no hashing per field.
         var present = Members()
@@ -198,7 +204,11 @@ extension HeraldNotification {
         }
 
         let id = try string("id", m.id, maxLength: 128) ?? HeraldNotification.freshID()
-        guard !id.isEmpty else { throw ValidationError(field: "id", "must not be empty") }
+        if stored {
+            guard !id.isEmpty else { throw ValidationError(field: "id", "must not be empty") }
+        } else {
+            try HeraldNotification.validateID(id)
+        }
         let namespace = try string("namespace", m.namespace, maxLength: 128) ?? "default"
         try HeraldNotification.validateName(namespace, field: "namespace")
         let type = try string("type", m.type, maxLength: 128) ?? "notification"
@@ -219,9 +229,17 @@ extension HeraldNotification {
             priority = parsed
         }
         var data: [String: String] = [:]
+        var dataBytes = 0
         for (k, v) in try object("data", m.data) ?? [:] {
             guard let s = v.stringValue else {
                 throw ValidationError(field: "data.\(k)", "must be a string, not \(v.kindName)")
+            }
+            dataBytes += k.utf8.count + s.utf8.count
+            guard stored || dataBytes <= HeraldNotification.maxDataBytes else {
+                throw ValidationError(
+                    field: "data",
+                    "keys and values are over \(HeraldNotification.maxDataBytes) bytes of UTF-8 in all "
+                        + "(push services carry 4 KiB; send a link or an id, not the content)")
             }
             data[k] = s
         }
@@ -276,12 +294,19 @@ extension HeraldNotification {
     }
 
     /// Parses notification JSON text.
-    public init(jsonText: String) throws(ValidationError) {
+    public init(jsonText: String) throws(ValidationError) { try self.init(jsonText: jsonText, stored: false) }
+
+    /// Parses notification JSON text read back from the store (see ``init(json:stored:)``).
+    public init(storedJSONText jsonText: String) throws(ValidationError) {
+        try self.init(jsonText: jsonText, stored: true)
+    }
+
+    init(jsonText: String, stored: Bool) throws(ValidationError) {
         let value: JSONValue
         do { value = try JSONValue.parse(jsonText) } catch {
             throw ValidationError(field: "notification", error.description)
         }
-        try self.init(json: value)
+        try self.init(json: value, stored: stored)
     }
 
     /// The notification as contract JSON (round-trips through ``init(json:)``).
@@ -314,6 +339,21 @@ extension HeraldNotification {
     }
 
     /// Names (namespace, type) are 1-128 characters of letters, digits, `.`, `_`, `-`.
+    /// The most UTF-8 bytes the keys and values of ``data`` may hold together (16 KiB): four times
+    /// what FCM and APNs carry, so no push service's limit is cut short, and small enough that a
+    /// request's memory stays bounded by `max-body` rather than by what the client sends.
+    public static let maxDataBytes = 16 * 1024
+
+    /// Refuses an id that could never be read back, confirmed or waited on by its URL: an empty id,
+    /// one with `/` (a path separator, even percent-encoded), or one with a control character
+    /// (NUL, CR, LF, DEL and the rest of C0). At most 128 characters is checked by the reader.
+    public static func validateID(_ id: String) throws(ValidationError) {
+        guard !id.isEmpty else { throw ValidationError(field: "id", "must not be empty") }
+        guard !id.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "/") }) else {
+            throw ValidationError(field: "id", "must not contain / or control characters (it is part of URLs)")
+        }
+    }
+
     static func validateName(_ s: String, field: String) throws(ValidationError) {
         // On the UTF-8 bytes: every allowed character is one ASCII byte, and a byte of a multi-byte
         // character is never one of them.

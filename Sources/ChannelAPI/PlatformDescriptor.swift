@@ -20,6 +20,10 @@ public struct PlatformDescriptor: Sendable {
     /// Field names of this platform whose values are secrets (at any depth), beyond the common
     /// ``Device/secretFields``.
     public let secretFields: Set<String>
+    /// Whether the address (``address(of:)``) is a secret only the device's holder knows (a push
+    /// token, a Web Push endpoint). When it is not (a Telegram chat id is a public user id), a
+    /// registration never moves another namespace's registration of the same address.
+    public let addressIsSecret: Bool
     private let check: @Sendable (PlatformFields) throws(ValidationError) -> Void
     private let derive: @Sendable (Device) -> String?
 
@@ -28,13 +32,15 @@ public struct PlatformDescriptor: Sendable {
     ///   - name: The platform name.
     ///   - secretFields: The platform's secret field names.
     ///   - address: The device's address at its provider, from its fields; nil when it has none.
+    ///   - addressIsSecret: Whether that address is a secret (default true; false for a public id).
     ///   - validate: Checks the registration's platform fields; throws the first problem.
     public init(
         name: String, secretFields: Set<String> = [], address: @escaping @Sendable (Device) -> String?,
-        validate: @escaping @Sendable (PlatformFields) throws(ValidationError) -> Void
+        addressIsSecret: Bool = true, validate: @escaping @Sendable (PlatformFields) throws(ValidationError) -> Void
     ) {
         self.name = name
         self.secretFields = secretFields
+        self.addressIsSecret = addressIsSecret
         self.derive = address
         self.check = validate
     }

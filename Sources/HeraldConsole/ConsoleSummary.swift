@@ -153,17 +153,25 @@ public struct ConsoleSummary: Sendable {
             after = last - Int64(maximumEntries)
             truncated = true
         }
+        // Only the caller's namespaces are read: exactly, when the token names them; a token with a
+        // pattern reads the hour's entries and keeps its own (build filters).
+        let exact: [String]? = caller.namespaces.contains { $0.hasSuffix("*") } ? nil : caller.namespaces
         var entries: [EventLogEntry] = []
         while true {
-            let page = try store.eventLog(after: after, namespaces: nil, limit: 1000)
+            let page = try store.eventLog(after: after, namespaces: exact, limit: 1000)
             entries.append(contentsOf: page)
             guard let end = page.last, page.count == 1000, entries.count < maximumEntries else { break }
             after = end.sequence
         }
-        let namespaces = Set(try router.devices(namespace: nil).map(\.namespace))
+        let namespaces = try store.deviceNamespaces(covering: caller.namespaces)
+        var counts: [DeliveryState: Int] = [:]
+        for (ns, c) in try store.outstandingCountsByNamespace() where caller.covers(ns) {
+            counts[.pending, default: 0] += c.pending
+            counts[.retry, default: 0] += c.retry
+        }
         return build(
-            caller: caller, config: router.config, entries: entries, truncated: truncated,
-            counts: try store.deliveryCounts(), knownNamespaces: namespaces, now: now)
+            caller: caller, config: router.config, entries: entries, truncated: truncated, counts: counts,
+            knownNamespaces: namespaces, now: now)
     }
 
     static func iso(_ date: Date) -> String { ISO8601Time.string(date) }

@@ -142,6 +142,8 @@ public final class HeraldAPI: Sendable {
             response = APIError.invalid(e, subject: HeraldAPI.subject(of: route?.pattern)).response
         } catch let e as StoreError {
             response = HeraldAPI.storeError(e).response
+        } catch let e as AddressConflict {
+            response = APIError(409, "conflict", e.description).response
         } catch {
             response = APIError(500, "internal", "\(error)").response
         }
@@ -332,8 +334,11 @@ public final class HeraldAPI: Sendable {
 
     func registerDevice(_ request: ServerRequest, token: APIToken) async throws -> ServerResponse {
         let body = try HeraldAPI.jsonObject(request)
-        let device = try router.device(json: body)
+        var device = try router.device(json: body)
         try requireCovers(token, device.namespace)
+        // A push address held in a namespace the token does not cover is not moved from there: the
+        // registration is refused (409), naming nothing of the other namespace.
+        device.movableNamespaces = token.namespaces
         // Validated here, concurrently; stored with the registrations arriving meanwhile (group commit).
         let prepared = try await router.prepareRegistration(device)
         let upsert = try await registrations.submit(prepared).get()
@@ -398,10 +403,7 @@ public final class HeraldAPI: Sendable {
             // Idempotent: never routed again. A stored id of another namespace is not revealed.
             guard token.covers(stored.notification.namespace),
                 stored.notification.namespace == notification.namespace
-            else {
-                throw APIError(
-                    409, "conflict", "notification id \(notification.id) is already used; choose another id")
-            }
+            else { throw HeraldAPI.idInUse(notification.id) }
             if waitNone {
                 let deliveries = try router.store.deliveries(notificationId: notification.id)
                 return HeraldAPI.json(
@@ -417,8 +419,19 @@ public final class HeraldAPI: Sendable {
             return try await send(request, token: token)
         }
         let summary = try await router.sendSummarized(notification)
+        // The replay is checked on the notification the router read when it decided to replay (one
+        // read, one decision): a send of another namespace stored between the check above and this
+        // call is refused as that check would have refused it, never answered with its report.
+        if summary.replayed, !token.covers(summary.namespace) || summary.namespace != notification.namespace {
+            throw HeraldAPI.idInUse(notification.id)
+        }
         if !summary.replayed { metrics.countNotification() }
         return reportResponse(summary, headers: summary.replayed ? replayed : [])
+    }
+
+    /// A send whose id another namespace's notification holds (409); it names nothing of that one.
+    static func idInUse(_ id: String) -> APIError {
+        APIError(409, "conflict", "notification id \(id) is already used; choose another id")
     }
 
     /// The delivery report of `summary`'s notification (contract §5, canonical JSON: the bytes of
@@ -486,21 +499,13 @@ public final class HeraldAPI: Sendable {
             }
             limit = n
         }
-        var entries: [HistoryEntry]
+        let entries: [HistoryEntry]
         if let before = request.query["before"] {
-            // Newest first: the page after `before`. The store has no cursor, so read until it is found.
-            var window = limit + 50
-            while true {
-                let all = try router.history(namespace: ns, limit: window)
-                if let i = all.firstIndex(where: { $0.notification.id == before }) {
-                    entries = Array(all[(i + 1)...].prefix(limit))
-                    break
-                }
-                guard all.count == window, window < 1_000_000 else {
-                    throw APIError.badParameter("before", "no notification \(before) in namespace \(ns)")
-                }
-                window *= 4
+            // Newest first: the page after `before`, by its position (keyset), not by reading up to it.
+            guard let page = try router.history(namespace: ns, before: before, limit: limit) else {
+                throw APIError.badParameter("before", "no notification \(before) in namespace \(ns)")
             }
+            entries = page
         } else {
             entries = try router.history(namespace: ns, limit: limit)
         }

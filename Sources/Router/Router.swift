@@ -166,6 +166,8 @@ public final class Router: Sendable {
         let serving = reach.channels.compactMap { g.channels[$0] }
         for channel in serving { checked = try await channel.validateRegistration(checked) }
         checked.address = registry.address(of: checked)
+        checked.addressIsSecret = registry.addressIsSecret(of: checked)
+        checked.movableNamespaces = device.movableNamespaces
         return CheckedRegistration(device: checked, serving: serving, reach: reach, original: device)
     }
 
@@ -480,6 +482,12 @@ public final class Router: Sendable {
     /// Notifications with their deliveries and events, newest first.
     public func history(namespace: String? = nil, id: String? = nil, limit: Int = 50) throws -> [HistoryEntry] {
         try store.history(namespace: namespace, id: id, limit: limit)
+    }
+
+    /// The page of `namespace`'s history after the notification `before` (newest first), read by
+    /// its position: the same cost at any depth. Nil when `before` is not in `namespace`.
+    public func history(namespace: String, before: String, limit: Int = 50) throws -> [HistoryEntry]? {
+        try store.history(namespace: namespace, before: before, limit: limit)
     }
 
     // MARK: Reload and shutdown

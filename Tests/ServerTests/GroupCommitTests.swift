@@ -313,7 +313,20 @@ final class HeldStore: HeraldStore {
     func device(namespace: String, deviceId: String, platform: String) throws -> Device? {
         try base.device(namespace: namespace, deviceId: deviceId, platform: platform)
     }
-    func notification(id: String) throws -> StoredNotification? { try base.notification(id: id) }
+    /// Called once after the next `notification(id:)` read has been answered (a write slipping in
+    /// between two reads of a request); cleared as it runs.
+    let afterNextNotificationRead = Locked<(@Sendable (SQLiteStore) throws -> Void)?>(nil)
+
+    func notification(id: String) throws -> StoredNotification? {
+        let answer = try base.notification(id: id)
+        if let hook = afterNextNotificationRead.withLock({ h -> (@Sendable (SQLiteStore) throws -> Void)? in
+            defer { h = nil }
+            return h
+        }) {
+            try hook(base)
+        }
+        return answer
+    }
     func deliveries(notificationId: String) throws -> [DeliveryRecord] {
         try base.deliveries(notificationId: notificationId)
     }

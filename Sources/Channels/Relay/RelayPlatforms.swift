@@ -9,7 +9,7 @@ public enum RelayPlatforms {
 
     /// `pulse`.
     public static let pulse = PlatformDescriptor(
-        name: "pulse", address: { $0.string("relayDeviceId").map { "pulse:\($0)" } },
+        name: "pulse", address: { $0.string("relayDeviceId").map { "pulse:\($0)" } }, addressIsSecret: false,
         validate: {
             fields throws(ValidationError) in
             try fields.allow(["relay", "relayDeviceId", "sourceId", "pushKey", "deviceName"])

@@ -5,7 +5,7 @@ import ChannelAPI
 public enum TelegramPlatform {
     /// `telegram`.
     public static let descriptor = PlatformDescriptor(
-        name: "telegram", address: { $0.chatIdString.map { "telegram:\($0)" } },
+        name: "telegram", address: { $0.chatIdString.map { "telegram:\($0)" } }, addressIsSecret: false,
         validate: {
             fields throws(ValidationError) in
             try fields.allow(["chatId"])

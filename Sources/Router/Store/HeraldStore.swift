@@ -65,6 +65,10 @@ public protocol HeraldStore: Sendable {
     func events(notificationId: String) throws -> [LifecycleEvent]
     /// Notifications with deliveries and events, newest first.
     func history(namespace: String?, id: String?, limit: Int) throws -> [HistoryEntry]
+    /// The page of `namespace`'s history after the notification `before` (newest first, as
+    /// ``history(namespace:id:limit:)`` orders it), read by its position (keyset), so a page costs
+    /// the same however deep it is. Nil when `before` is not a notification of `namespace`.
+    func history(namespace: String, before: String, limit: Int) throws -> [HistoryEntry]?
     /// Deletes notifications (and their deliveries and events) created before `date` that have no
     /// pending or retry deliveries. Returns the count.
     func purge(before date: Date) throws -> Int
@@ -108,6 +112,11 @@ public protocol HeraldStore: Sendable {
     ) throws -> Int
     /// The number of devices per platform registered in `namespace` (nil: in every namespace).
     func devicePlatformCounts(namespace: String?) throws -> [String: Int]
+    /// The namespaces with at least one device among those `patterns` cover (exact names, or a
+    /// prefix before a trailing `*`), reading only those namespaces' rows.
+    func deviceNamespaces(covering patterns: [String]) throws -> Set<String>
+    /// The `pending` and `retry` deliveries counted per namespace of their notification.
+    func outstandingCountsByNamespace() throws -> [String: (pending: Int, retry: Int)]
     /// The devices of `namespace` with these (deviceId, platform) keys; unknown keys are left out.
     func devices(namespace: String, keys: [(deviceId: String, platform: String)]) throws -> [Device]
     /// The deliveries of a notification counted by (step, channel, state).
@@ -139,6 +148,44 @@ public protocol HeraldStore: Sendable {
 }
 
 extension HeraldStore {
+    /// See ``HeraldStore``: from every device (SQLiteStore and PostgresStore read only the covered
+    /// namespaces).
+    public func deviceNamespaces(covering patterns: [String]) throws -> Set<String> {
+        Set(try devices(namespace: nil).map(\.namespace).filter { Self.covers(patterns, $0) })
+    }
+
+    /// See ``HeraldStore``: from every delivery (SQLiteStore and PostgresStore count in the database).
+    public func outstandingCountsByNamespace() throws -> [String: (pending: Int, retry: Int)] {
+        var out: [String: (pending: Int, retry: Int)] = [:]
+        for entry in try history(namespace: nil, id: nil, limit: Int.max) {
+            for d in entry.deliveries where d.state == .pending || d.state == .retry {
+                var c = out[entry.notification.namespace] ?? (0, 0)
+                if d.state == .pending { c.pending += 1 } else { c.retry += 1 }
+                out[entry.notification.namespace] = c
+            }
+        }
+        return out
+    }
+
+    /// Whether `patterns` (exact names, or a prefix before a trailing `*`) cover `namespace`.
+    public static func covers(_ patterns: [String], _ namespace: String) -> Bool {
+        patterns.contains { p in p.hasSuffix("*") ? namespace.hasPrefix(p.dropLast()) : p == namespace }
+    }
+
+    /// See ``HeraldStore``: a store without a keyset reads growing windows until it finds `before`
+    /// (SQLiteStore and PostgresStore answer by keyset).
+    public func history(namespace: String, before: String, limit: Int) throws -> [HistoryEntry]? {
+        var window = limit + 50
+        while true {
+            let all = try history(namespace: namespace, id: nil, limit: window)
+            if let i = all.firstIndex(where: { $0.notification.id == before }) {
+                return Array(all[(i + 1)...].prefix(limit))
+            }
+            guard all.count == window else { return nil }
+            window *= 4
+        }
+    }
+
     /// The default for stores without transactions across calls: one ``upsertDevice(_:now:)`` each,
     /// so it is not atomic. ``SQLiteStore`` overrides it with one transaction.
     public func upsertDevices(_ devices: [Device], now: Date) throws -> [UpsertResult] {

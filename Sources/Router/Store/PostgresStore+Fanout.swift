@@ -136,6 +136,54 @@ extension PostgresStore {
             """)
     }
 
+    /// See ``HeraldStore``: one indexed probe per exact name, a `LIKE` on the primary key's first
+    /// column per prefix (filtered here again, so the database's collation cannot widen it).
+    public func deviceNamespaces(covering patterns: [String]) throws -> Set<String> {
+        try call {
+            var out: Set<String> = []
+            for p in patterns {
+                if p.hasSuffix("*") {
+                    let prefix = String(p.dropLast())
+                    var escaped = ""
+                    for ch in prefix {
+                        if ch == "%" || ch == "_" || ch == "\\" { escaped.append("\\") }
+                        escaped.append(ch)
+                    }
+                    let like = escaped + "%"
+                    for row in try db.query(
+                        "SELECT DISTINCT namespace FROM devices WHERE namespace LIKE \(like) ESCAPE '\\'")
+                    {
+                        if let n = row.string("namespace"), n.hasPrefix(prefix) { out.insert(n) }
+                    }
+                } else if try !db.query("SELECT 1 AS x FROM devices WHERE namespace = \(p) LIMIT 1").isEmpty {
+                    out.insert(p)
+                }
+            }
+            return out
+        }
+    }
+
+    /// See ``HeraldStore``: the outstanding rows only, through their partial indexes.
+    public func outstandingCountsByNamespace() throws -> [String: (pending: Int, retry: Int)] {
+        try call {
+            var out: [String: (pending: Int, retry: Int)] = [:]
+            for row in try db.query(
+                """
+                SELECT n.namespace AS namespace, d.state AS state, COUNT(*) AS c
+                FROM deliveries d JOIN notifications n ON n.id = d.notification_id
+                WHERE d.state IN ('pending', 'retry') GROUP BY n.namespace, d.state
+                """)
+            {
+                guard let ns = row.string("namespace") else { continue }
+                var c = out[ns] ?? (0, 0)
+                let n = Int(row.int("c") ?? 0)
+                if row.string("state") == "pending" { c.pending = n } else { c.retry = n }
+                out[ns] = c
+            }
+            return out
+        }
+    }
+
     /// See ``HeraldStore``: one `GROUP BY` query.
     public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
         try call {

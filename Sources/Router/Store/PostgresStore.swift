@@ -239,15 +239,29 @@ public final class PostgresStore: HeraldStore {
     static func upsert(_ device: Device, now: Date, _ c: PostgresConnection) throws -> UpsertResult {
         var moved: [String] = []
         if let address = device.address {
+            // Locked, and decided before anything is written: a refusal leaves every registration as it was.
             let others = try c.query(
                 """
-                DELETE FROM devices WHERE address = \(address)
+                SELECT namespace, device_id, platform FROM devices WHERE address = \(address)
                   AND NOT (namespace = \(device.namespace) AND device_id = \(device.deviceId) AND platform = \(device.platform))
-                RETURNING namespace, device_id, platform
+                FOR UPDATE
                 """)
+            var moving: [(namespace: String, deviceId: String, platform: String)] = []
             for o in others {
-                moved.append(
-                    "\(o.string("namespace") ?? "")/\(o.string("device_id") ?? "")/\(o.string("platform") ?? "")")
+                let key = (o.string("namespace") ?? "", o.string("device_id") ?? "", o.string("platform") ?? "")
+                switch AddressClaim.of(device, on: key.0) {
+                case .move: moving.append(key)
+                case .keep: continue
+                case .refuse: throw AddressConflict(deviceId: device.deviceId)
+                }
+            }
+            for o in moving {
+                moved.append("\(o.namespace)/\(o.deviceId)/\(o.platform)")
+                _ = try c.run(
+                    """
+                    DELETE FROM devices
+                    WHERE namespace = \(o.namespace) AND device_id = \(o.deviceId) AND platform = \(o.platform)
+                    """)
             }
             moved.sort()
         }
@@ -403,7 +417,7 @@ public final class PostgresStore: HeraldStore {
         try call {
             guard let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = \(id)").first
             else { return nil }
-            guard let body = row.string("body"), let n = try? HeraldNotification(jsonText: body),
+            guard let body = row.string("body"), let n = try? HeraldNotification(storedJSONText: body),
                 let at = Self.date(row["created_at"]),
                 let stepsText = row.string("steps"), let steps = StepRule.list(parsing: stepsText)
             else { throw StoreError.corrupt("notification \(id)") }
@@ -620,7 +634,7 @@ public final class PostgresStore: HeraldStore {
                 let record = try Self.decodeDelivery(row)
                 deliveries.append(record)
                 if notifications[record.notificationId] == nil {
-                    guard let body = row.string("n_body"), let n = try? HeraldNotification(jsonText: body),
+                    guard let body = row.string("n_body"), let n = try? HeraldNotification(storedJSONText: body),
                         let at = Self.date(row["n_created_at"]), let stepsText = row.string("n_steps"),
                         let steps = StepRule.list(parsing: stepsText)
                     else { throw StoreError.corrupt("notification \(record.notificationId)") }
@@ -796,6 +810,30 @@ public final class PostgresStore: HeraldStore {
         if !conditions.isEmpty { sql.append(" WHERE \(conditions.joined(separator: " AND "))") }
         sql.append(" ORDER BY created_at DESC, ord DESC LIMIT \(max(0, limit))")
         let ids = try call { try db.query(sql).compactMap { $0.string("id") } }
+        return try ids.compactMap { nid -> HistoryEntry? in
+            guard let stored = try notification(id: nid) else { return nil }
+            return HistoryEntry(
+                notification: stored.notification, createdAt: stored.createdAt,
+                deliveries: try deliveries(notificationId: nid), events: try events(notificationId: nid))
+        }
+    }
+
+    /// See ``HeraldStore``: by keyset on (created_at, ord), the order of ``history(namespace:id:limit:)``.
+    public func history(namespace: String, before: String, limit: Int) throws -> [HistoryEntry]? {
+        let ids: [String]? = try call {
+            guard
+                let anchor = try db.query(
+                    "SELECT created_at, ord FROM notifications WHERE id = \(before) AND namespace = \(namespace)"
+                ).first, let at = anchor.int("created_at"), let ord = anchor.int("ord")
+            else { return nil }
+            return try db.query(
+                """
+                SELECT id FROM notifications WHERE namespace = \(namespace) AND (created_at, ord) < (\(at), \(ord))
+                ORDER BY created_at DESC, ord DESC LIMIT \(max(0, limit))
+                """
+            ).compactMap { $0.string("id") }
+        }
+        guard let ids else { return nil }
         return try ids.compactMap { nid -> HistoryEntry? in
             guard let stored = try notification(id: nid) else { return nil }
             return HistoryEntry(

@@ -197,6 +197,52 @@ extension SQLiteStore {
         try db.withConnection { c in try SQLiteStore.platformCounts(namespace: namespace, c) }
     }
 
+    /// See ``HeraldStore``: one indexed probe per exact name, a range of the primary key per prefix.
+    public func deviceNamespaces(covering patterns: [String]) throws -> Set<String> {
+        try db.withConnection { c in
+            var out: Set<String> = []
+            for p in patterns {
+                if p.hasSuffix("*") {
+                    let prefix = String(p.dropLast())
+                    // Byte order (BINARY collation): every name with the prefix sorts in this range.
+                    for row in try c.query(
+                        """
+                        SELECT DISTINCT namespace FROM devices
+                        WHERE namespace >= \(prefix) AND namespace < \(prefix + "\u{10FFFF}")
+                        """)
+                    {
+                        if let n = row.string("namespace"), n.hasPrefix(prefix) { out.insert(n) }
+                    }
+                } else if try c.queryOne("SELECT 1 AS x FROM devices WHERE namespace = \(p) LIMIT 1") != nil {
+                    out.insert(p)
+                }
+            }
+            return out
+        }
+    }
+
+    /// See ``HeraldStore``: the outstanding rows only, through their partial indexes.
+    public func outstandingCountsByNamespace() throws -> [String: (pending: Int, retry: Int)] {
+        var out: [String: (pending: Int, retry: Int)] = [:]
+        for row in try db.query(
+            """
+            SELECT n.namespace AS namespace, d.state AS state, COUNT(*) AS c
+            FROM deliveries d JOIN notifications n ON n.id = d.notification_id
+            WHERE d.state IN ('pending', 'retry') GROUP BY n.namespace, d.state
+            """)
+        {
+            guard let ns = row.string("namespace") else { continue }
+            var c = out[ns] ?? (0, 0)
+            if row.string("state") == "pending" {
+                c.pending = Int(row.int("c") ?? 0)
+            } else {
+                c.retry = Int(row.int("c") ?? 0)
+            }
+            out[ns] = c
+        }
+        return out
+    }
+
     /// See ``HeraldStore``: one query for every key, the device ids bound as an `IN` list (the
     /// primary key's `(namespace, device_id)` prefix) and the platforms filtered here, in
     /// `(device_id, platform)` order.

@@ -317,15 +317,24 @@ public final class SQLiteStore: HeraldStore {
                 SELECT namespace, device_id, platform FROM devices WHERE address = \(address)
                   AND NOT (namespace = \(device.namespace) AND device_id = \(device.deviceId) AND platform = \(device.platform))
                 """)
+            // Decided before anything is written: a refusal leaves every registration as it was.
+            var moving: [(namespace: String, deviceId: String, platform: String)] = []
             for o in others {
-                moved.append(
-                    "\(o.string("namespace") ?? "")/\(o.string("device_id") ?? "")/\(o.string("platform") ?? "")")
+                let key = (o.string("namespace") ?? "", o.string("device_id") ?? "", o.string("platform") ?? "")
+                switch AddressClaim.of(device, on: key.0) {
+                case .move: moving.append(key)
+                case .keep: continue
+                case .refuse: throw AddressConflict(deviceId: device.deviceId)
+                }
             }
-            try c.run(
-                """
-                DELETE FROM devices WHERE address = \(address)
-                  AND NOT (namespace = \(device.namespace) AND device_id = \(device.deviceId) AND platform = \(device.platform))
-                """)
+            for o in moving {
+                moved.append("\(o.namespace)/\(o.deviceId)/\(o.platform)")
+                try c.run(
+                    """
+                    DELETE FROM devices
+                    WHERE namespace = \(o.namespace) AND device_id = \(o.deviceId) AND platform = \(o.platform)
+                    """)
+            }
         }
         let existing = try c.queryOne(
             """
@@ -472,7 +481,7 @@ public final class SQLiteStore: HeraldStore {
         guard
             let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = \(id)").first
         else { return nil }
-        guard let body = row.string("body"), let n = try? HeraldNotification(jsonText: body),
+        guard let body = row.string("body"), let n = try? HeraldNotification(storedJSONText: body),
             let at = SQLiteStore.date(row["created_at"]),
             let stepsText = row.string("steps"), let steps = StepRule.list(parsing: stepsText)
         else { throw StoreError.corrupt("notification \(id)") }
@@ -797,6 +806,26 @@ public final class SQLiteStore: HeraldStore {
                 notification: stored.notification, createdAt: stored.createdAt,
                 deliveries: try deliveries(notificationId: nid),
                 events: try events(notificationId: nid))
+        }
+    }
+
+    /// See ``HeraldStore``: by keyset on (created_at, rowid), the order of the namespace index.
+    public func history(namespace: String, before: String, limit: Int) throws -> [HistoryEntry]? {
+        guard
+            let anchor = try db.query(
+                "SELECT created_at, rowid FROM notifications WHERE id = \(before) AND namespace = \(namespace)"
+            ).first, let at = anchor.int("created_at"), let rowid = anchor.int("rowid")
+        else { return nil }
+        return try db.query(
+            """
+            SELECT id FROM notifications WHERE namespace = \(namespace) AND (created_at, rowid) < (\(at), \(rowid))
+            ORDER BY created_at DESC, rowid DESC LIMIT \(max(0, limit))
+            """
+        ).compactMap { row -> HistoryEntry? in
+            guard let nid = row.string("id"), let stored = try notification(id: nid) else { return nil }
+            return HistoryEntry(
+                notification: stored.notification, createdAt: stored.createdAt,
+                deliveries: try deliveries(notificationId: nid), events: try events(notificationId: nid))
         }
     }
 
