@@ -66,6 +66,7 @@ import Testing
         Case(yaml: "  listen: 127.0.0.1:70000", line: 8, column: 11, message: "server.listen"),
         Case(yaml: "  max-body: 64KB", line: 8, column: 13, message: "server.max-body must be a size"),
         Case(yaml: "  max-body: 0", line: 8, column: 13, message: "server.max-body"),
+        Case(yaml: "  max-body: 64MiB", line: 8, column: 13, message: "server.max-body must be a size from 1B to 1MiB"),
         Case(yaml: "  metrics: private", line: 8, column: 12, message: "server.metrics must be public or token"),
         Case(yaml: "  rate-limit: { per-token: fast }", line: 8, column: 28, message: "per-token must be a rate"),
         Case(yaml: "  rate-limit: { burst: 0 }", line: 8, column: 24, message: "server.rate-limit.burst must be in"),

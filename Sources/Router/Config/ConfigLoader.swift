@@ -297,9 +297,12 @@ public enum ConfigLoader {
                     server.tls = TLSFiles(certificate: cert, key: key)
                 case "max-body":
                     let text = try e.value.string("server.max-body")
-                    guard let size = ServerConfig.parseSize(text), (1...(64 << 20)).contains(size) else {
+                    // At most 1 MiB: no request of the API needs more (a notification's fields are capped
+                    // far below it), and each connection may hold one body of this size.
+                    guard let size = ServerConfig.parseSize(text), (1...ServerConfig.maxBodyCeiling).contains(size)
+                    else {
                         throw e.value.error(
-                            "server.max-body must be a size from 1B to 64MiB (65536, 512B, 64KiB, 1MiB), got \"\(text)\""
+                            "server.max-body must be a size from 1B to 1MiB (65536, 512B, 64KiB, 1MiB), got \"\(text)\""
                         )
                     }
                     server.maxBody = size

@@ -13,6 +13,9 @@ public struct ServerConfig: Sendable {
     public var tls: TLSFiles?
     /// The largest request body, in bytes.
     public var maxBody = 64 * 1024
+    /// The largest `max-body` a config may set (1 MiB): a notification's fields are capped well
+    /// below it, so a larger body is never a valid request, only memory held per connection.
+    public static let maxBodyCeiling = 1 << 20
     /// The accepted tokens (only their hashes).
     public var tokens: [APIToken] = []
     /// Requests per second each token may make, on average.
