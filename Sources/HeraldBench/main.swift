@@ -18,6 +18,7 @@ let usage = """
       webpush encrypt SECONDS SIZE PADDING | webpush send BASEURL CAFILE N LOOPS
       libs [SECONDS]                                   library vs hand-written Base64, HKDF, HTTP date, host key
       json [SECONDS]                                   Herald's JSON parser on a notification and a device, ns per parse
+      api-reads NOTIFICATIONS DEVICES ROUNDS           before= paging and the summary's store reads, old and new
     """
 
 /// `HERALD_BENCH_COALESCE=0` runs the HTTP benches with ``HTTPClientConfiguration/coalescesWrites`` off,
@@ -41,6 +42,8 @@ do {
         print(
             try await HTTPBench.run(
                 url: args[1], caFile: args[2], requests: n, inFlight: inflight, connections: conns, eventLoops: loops))
+    case "api-reads":
+        print(try APIReadsBench.run(notifications: int(1) ?? 44_000, devices: int(2) ?? 20_000, rounds: int(3) ?? 5))
     case "router-fanout":
         print(try await RouterBench.fanout(devices: int(1) ?? 10_000))
     case "apns":
