@@ -221,14 +221,18 @@ extension SQLiteStore {
         }
     }
 
-    /// See ``HeraldStore``: the outstanding rows only, through their partial indexes.
+    /// See ``HeraldStore``: the outstanding rows only, one `state =` per part so each uses its partial index.
     public func outstandingCountsByNamespace() throws -> [String: (pending: Int, retry: Int)] {
         var out: [String: (pending: Int, retry: Int)] = [:]
         for row in try db.query(
             """
-            SELECT n.namespace AS namespace, d.state AS state, COUNT(*) AS c
-            FROM deliveries d JOIN notifications n ON n.id = d.notification_id
-            WHERE d.state IN ('pending', 'retry') GROUP BY n.namespace, d.state
+            SELECT n.namespace AS namespace, 'pending' AS state, COUNT(*) AS c
+            FROM deliveries d JOIN notifications n ON n.id = d.notification_id WHERE d.state = 'pending'
+            GROUP BY n.namespace
+            UNION ALL
+            SELECT n.namespace AS namespace, 'retry' AS state, COUNT(*) AS c
+            FROM deliveries d JOIN notifications n ON n.id = d.notification_id WHERE d.state = 'retry'
+            GROUP BY n.namespace
             """)
         {
             guard let ns = row.string("namespace") else { continue }
