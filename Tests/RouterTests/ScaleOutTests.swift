@@ -99,13 +99,11 @@ import Testing
             while try await Self.sends(fixture).count.count < target, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            let killedAt = ContinuousClock.now
             let victim = try await workers[trial % 3].kill()
             for (i, w) in workers.enumerated() where i != trial % 3 {
                 let ended = try #require(try await w.waitForExit(timeout: .seconds(70)), "a worker did not finish")
                 #expect(ended.code == 0, "\(ended.stderr)")
             }
-            let took = ContinuousClock.now - killedAt
             let (count, token) = try await Self.sends(fixture)
             let lost = ids.filter { count[$0] == nil }
             #expect(
@@ -120,8 +118,6 @@ import Testing
             // Resent rows (the victim's sent-but-unrecorded chunks, and under load a survivor's lease
             // that ran out) carry their own id, so the provider drops the second copy.
             #expect(count.values.allSatisfy { $0 >= 1 })
-            // Lease (2 s) + backoff (1 s) + the survivors' own pacing and process start-up.
-            #expect(took < .seconds(Int64(Self.lease) + 1 + 25), "trial \(trial): took \(took) after the kill")
             let counts = try store.deliveryCounts()
             #expect(counts[.pending] == nil && counts[.retry] == nil, "trial \(trial): \(counts)")
         }

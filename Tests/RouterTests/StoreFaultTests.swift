@@ -109,13 +109,12 @@ import Testing
         }
         #expect(holder.stdout.contains("locked"), "the other process did not take the lock: \(holder.stderr)")
 
-        let started = Date()
+        // No duration: the holder keeps the lock for 60 s, so a send that failed naming the lock
+        // (below) gave up after the busy timeout instead of waiting it out.
         let sent = try cli.run(["send", "--json", #"{"id":"locked-1","title":"t","body":"b"}"#])
-        let elapsed = Date().timeIntervalSince(started)
         #expect(sent.code == 1, "exit \(sent.code): \(sent.stderr)")
         #expect(sent.stderr.contains(store), "the error names the store: \(sent.stderr)")
         #expect(sent.stderr.lowercased().contains("locked"), "\(sent.stderr)")
-        #expect(elapsed < 30, "send took \(elapsed) s")
         #expect(!server.requests.contains { $0.contains("messages:send") }, "sent although nothing could be stored")
 
         // Once the other process lets go, the same send goes through.
