@@ -33,6 +33,9 @@ public final class Router: Sendable {
     /// This process's PID space (see ``LeaseOwner``); nil when unknown.
     let host: String?
     let ownsStore: Bool
+    /// Whether the store could be written at the last write (``StoreHealth``): `herald serve`'s
+    /// `/healthz` answers from it; the worker notes its own failures here.
+    public let storeHealth = StoreHealth()
 
     /// Builds a router from the YAML file at `configPath`.
     public convenience init(configPath: String, registry: ChannelRegistry, options: RouterOptions = RouterOptions())
@@ -433,6 +436,9 @@ public final class Router: Sendable {
                     } catch is CancellationError {
                         return
                     } catch {
+                        if let reason = StoreHealth.unavailableReason(of: error) {
+                            self.storeHealth.noteFailure(reason, at: self.options.clock.now())
+                        }
                         self.logger.error("worker pass failed", ["error": "\(error)"])
                         try? await self.options.clock.sleep(for: .seconds(1))
                     }
