@@ -239,6 +239,62 @@ import Testing
         return true
     }()
 
+    /// Item 8 on a real full file system (a 4 MiB tmpfs filled with `dd`): after the first refusal,
+    /// 100 sends (half queued with `wait=none`) are all 503 with `Retry-After`, none 500; `/healthz`
+    /// is 503; once the filler is removed healthz turns 200 by itself and every refused send is
+    /// stored on retry (none was half-stored).
+    @Test(.enabled(if: canMount, "needs root to mount a tmpfs (CI runs as root)"))
+    func aFullFileSystemIs503AndHealthzRecoversOnceSpaceIsFreed() async throws {
+        let disk = try #require(Self.mountTmpfs())
+        defer {
+            Self.shell("umount '\(disk)'")
+            try? FileManager.default.removeItem(atPath: disk)
+        }
+        let clock = ManualClock()
+        let (api, router, home) = try await Self.api(clock: clock, log: RecordingLogSink()) { _ in
+            try SQLiteStore(path: disk + "/herald.db", clock: clock)
+        }
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        #expect(
+            await Self.request(api, "POST", "/v1/notifications", json: #"{"id":"before","title":"t"}"#).status == 200)
+        Self.shell("dd if=/dev/zero of='\(disk)/filler' bs=64k 2>/dev/null")
+        var refusedAt: Int?
+        for i in 0..<5000 {
+            let r = await Self.write(api, i % 2 == 0 ? "send" : "send wait=none", "fill-\(i)", stored: "before")
+            if r.status >= 300 {
+                #expect(r.status == 503, "\(Self.text(r))")
+                refusedAt = i
+                break
+            }
+        }
+        #expect(refusedAt != nil, "the full file system never refused a send")
+        let sends = 100
+        var statuses: [Int: Int] = [:]
+        for n in 0..<sends {
+            let r = await Self.write(api, n % 2 == 0 ? "send" : "send wait=none", "full-\(n)", stored: "before")
+            statuses[r.status, default: 0] += 1
+            if r.status == 503 { #expect(r.header("Retry-After") == "5") }
+            #expect(!Self.text(r).contains(disk))
+        }
+        #expect(statuses == [503: sends], "\(statuses)")
+        clock.advance(by: .seconds(1))
+        #expect(await Self.healthz(api).status == 503)
+
+        Self.shell("rm -f '\(disk)/filler'")
+        clock.advance(by: .seconds(1))
+        let back = await Self.healthz(api)
+        #expect(back.status == 200, "\(Self.text(back))")
+        var retried: [Int: Int] = [:]
+        for n in 0..<sends {
+            let r = await Self.write(api, n % 2 == 0 ? "send" : "send wait=none", "full-\(n)", stored: "before")
+            retried[r.status, default: 0] += 1
+            #expect(r.header("Herald-Replayed") == nil, "full-\(n) was half-stored while the disk was full")
+        }
+        #expect(retried == [200: sends / 2, 202: sends / 2], "\(retried)")
+        #expect(try router.store.notification(id: "before") != nil)
+        await router.shutdown()
+    }
+
     /// Item 9: a server started on a read-only file system (a read-only mount stops root too) answers
     /// 503 and recovers by itself once the file system is writable again: `/healthz` reopens the store
     /// read-write on its backoff (driven by the injected clock), and the next send is stored.
