@@ -143,8 +143,10 @@ public final class HeraldAPI: Sendable {
         } catch {
             response = failure(error, request: request, route: route).response
         }
-        if response.status < 300, HeraldAPI.storeWrites.contains("\(request.method) \(route?.pattern ?? "")") {
-            // A write went through: the store takes writes again (healthz turns 200).
+        if response.status < 300, HeraldAPI.storeWrites.contains("\(request.method) \(route?.pattern ?? "")"),
+            !response.headers.contains(where: { $0.name == "Herald-Replayed" })
+        {
+            // A write went through (a replayed send wrote nothing): the store takes writes again.
             router.storeHealth.noteSuccess()
         }
         metrics.countRequest(route: route?.pattern ?? "unmatched", code: response.status, seconds: now() - started)

@@ -176,10 +176,16 @@ import Testing
             try SQLiteStore(path: $0, clock: clock)
         }
         defer { try? FileManager.default.removeItem(atPath: home) }
+        let first = await Self.request(api, "POST", "/v1/notifications", json: #"{"id":"first","title":"t"}"#)
+        #expect(first.status == 200)
         router.storeHealth.noteFailure("the store's disk is full", at: clock.now())
         // A probe has just run (none is due for a second): healthz answers from the failure.
         #expect(router.storeHealth.takeProbe(now: clock.now()))
         #expect(await Self.healthz(api).status == 503)
+        // A replayed send writes nothing: the failure stays.
+        let replay = await Self.request(api, "POST", "/v1/notifications", json: #"{"id":"first","title":"t"}"#)
+        #expect(replay.header("Herald-Replayed") == "true")
+        #expect(router.storeHealth.failure != nil)
         let sent = await Self.request(api, "POST", "/v1/notifications", json: #"{"id":"ok","title":"t"}"#)
         #expect(sent.status == 200)
         #expect(router.storeHealth.failure == nil)
