@@ -3,6 +3,7 @@ import Foundation
 import HeraldChannels
 import HeraldHTTPTesting
 import HeraldMHD
+import HeraldPostgres
 import HeraldSQLite
 import HeraldServer
 import RouterTesting
@@ -166,6 +167,41 @@ import Testing
         #expect(try router.store.notification(id: "before") != nil)
         #expect(try router.store.history(namespace: "default", id: nil, limit: 10_000).count >= rounds + 1)
         await router.shutdown()
+    }
+
+    /// Item 8: which failures are the store being unavailable (503) and which are not (500), with
+    /// the reason an answer gives: an I/O error (any extended `SQLITE_IOERR_*`), a full disk, a
+    /// read-only store, a lock, PostgreSQL's disk_full, read-only transaction, shutdown and
+    /// connection failures; not a constraint, a syntax error or corrupt data.
+    @Test func storeUnavailabilityIsClassifiedWithoutSayingWhere() {
+        func reason(_ e: any Error) -> String? { StoreHealth.unavailableReason(of: e) }
+        func sqlite(_ code: Int32, errno: Int32 = 0) -> SQLiteError {
+            SQLiteError(code: code, call: "sqlite3_step", message: "m", systemErrno: errno, path: "/srv/herald.db")
+        }
+        #expect(reason(sqlite(10 | (2 << 8))) == "the store cannot be written (an I/O error)")  // IOERR_READ
+        #expect(reason(sqlite(10 | (4 << 8), errno: ENOSPC)) == "the store's disk is full")  // IOERR_WRITE, ENOSPC
+        #expect(reason(sqlite(13)) == "the store's disk is full")
+        #expect(reason(sqlite(8)) == "the store is read-only")
+        #expect(reason(sqlite(5)) == "the store is locked by another process")
+        #expect(reason(sqlite(19)) == nil)  // SQLITE_CONSTRAINT
+        #expect(reason(sqlite(1)) == nil)  // SQLITE_ERROR
+        func pg(_ state: String?, connection: Bool = false) -> PostgresError {
+            PostgresError(sqlState: state, call: "exec", message: "m", isConnectionFailure: connection)
+        }
+        #expect(reason(pg(nil, connection: true)) == "the store's database cannot be reached")
+        #expect(reason(pg("53100")) == "the store's disk is full")
+        #expect(reason(pg("25006")) == "the store is read-only")
+        #expect(reason(pg("57P01")) == "the store's database cannot serve (SQLSTATE 57P01)")
+        #expect(reason(pg("58030")) == "the store's database cannot serve (SQLSTATE 58030)")
+        #expect(reason(pg("23505")) == nil)
+        #expect(reason(pg("42601")) == nil)
+        #expect(reason(StoreError.readOnly(path: "/srv/h.db", refused: "x", reason: "y")) == "the store is read-only")
+        #expect(
+            reason(StoreError.unreachable(store: "postgresql://u@db/h", detail: "d"))
+                == "the store's database cannot be reached")
+        #expect(reason(StoreError.corrupt("x")) == nil)
+        #expect(reason(StoreError.unknownNotification("x")) == nil)
+        #expect(reason(CancellationError()) == nil)
     }
 
     /// Item 8: a write failure remembered from one request makes `/healthz` 503 until a write succeeds
