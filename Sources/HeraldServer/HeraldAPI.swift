@@ -140,16 +140,25 @@ public final class HeraldAPI: Sendable {
             response = e.response
         } catch let e as ValidationError {
             response = APIError.invalid(e, subject: HeraldAPI.subject(of: route?.pattern)).response
-        } catch let e as StoreError {
-            response = HeraldAPI.storeError(e).response
         } catch let e as AddressConflict {
             response = APIError(409, "conflict", e.description).response
         } catch {
-            response = APIError(500, "internal", "\(error)").response
+            response = failure(error, request: request, route: route).response
+        }
+        if response.status < 300, HeraldAPI.storeWrites.contains("\(request.method) \(route?.pattern ?? "")"),
+            !response.headers.contains(where: { $0.name == "Herald-Replayed" })
+        {
+            // A write went through (a replayed send wrote nothing): the store takes writes again.
+            router.storeHealth.noteSuccess()
         }
         metrics.countRequest(route: route?.pattern ?? "unmatched", code: response.status, seconds: now() - started)
         return response
     }
+
+    /// The routes whose success means the store took a write.
+    static let storeWrites: Set<String> = [
+        "POST /v1/devices", "DELETE /v1/devices", "POST /v1/notifications", "POST /v1/notifications/{id}/events",
+    ]
 
     /// What a route's body is, for the code of its 422 (`invalid_device`, `invalid_notification`, …).
     static func subject(of pattern: String?) -> String {
@@ -162,13 +171,38 @@ public final class HeraldAPI: Sendable {
         }
     }
 
-    static func storeError(_ e: StoreError) -> APIError {
-        switch e {
-        case .unknownNotification(let id): .notFound("no notification \(id)")
-        case .readOnly, .writeFailed, .cannotOpen, .unreachable:
-            .unavailable("the store cannot be written: \(e.description)")
-        default: APIError(500, "store", e.description)
+    /// Seconds a client is asked to wait (`Retry-After`) before retrying a request refused because
+    /// the store cannot serve.
+    static let storeRetryAfter = 5
+
+    /// The answer to an error that is not an ``APIError`` or a ``ValidationError``: 503
+    /// `unavailable` with `Retry-After` when the store cannot serve now (a full disk, an I/O error, a
+    /// read-only store, an unreachable database: ``StoreHealth/unavailableReason(of:)``, remembered
+    /// for `/healthz`), 404 for an unknown notification, 500 otherwise. The answer says what failed,
+    /// never where: the store's path, host, port, user and database go to the log only.
+    func failure(_ error: any Error, request: ServerRequest, route: Route?) -> APIError {
+        if case StoreError.unknownNotification(let id) = error { return .notFound("no notification \(id)") }
+        let context = ["route": route?.pattern ?? request.path, "method": request.method, "error": "\(error)"]
+        if let reason = StoreHealth.unavailableReason(of: error) {
+            router.storeHealth.noteFailure(reason, at: router.clock.now())
+            router.logger.error("the store could not serve a request", context)
+            return HeraldAPI.storeUnavailable(reason)
         }
+        router.logger.error("a request failed", context)
+        switch error {
+        case StoreError.corrupt, StoreError.duplicateNotification:
+            return APIError(500, "store", "\(error)")
+        case is StoreError:
+            return APIError(500, "store", "the store failed; the server's log has the details")
+        default:
+            return APIError(500, "internal", "an internal error; the server's log has the details")
+        }
+    }
+
+    /// 503 `unavailable` with `Retry-After`: the store cannot serve now, for `reason`.
+    static func storeUnavailable(_ reason: String) -> APIError {
+        APIError(
+            503, "unavailable", "\(reason); retry later", headers: [("Retry-After", String(storeRetryAfter))])
     }
 
     func dispatch(_ request: ServerRequest, route: Route?) async throws -> ServerResponse {
@@ -302,19 +336,28 @@ public final class HeraldAPI: Sendable {
 
     // MARK: Health and metrics
 
+    /// 200 while the store can be read and written; 503 with the reason (what failed, never where)
+    /// while the server stops, the store is read-only, or the last store write failed and a probe
+    /// write (at most one per ``StoreHealth/probeInterval``) still fails. A read-only SQLite store is
+    /// reopened read-write here once it is writable again (on its backoff).
     func healthz() -> ServerResponse {
+        func unavailable(_ reason: String) -> ServerResponse {
+            HeraldAPI.json(
+                503, ["status": "unavailable", "reason": .string(reason)],
+                headers: [("Retry-After", String(HeraldAPI.storeRetryAfter))])
+        }
         if isStopping {
             return HeraldAPI.json(503, ["status": "unavailable", "reason": "shutting down"])
         }
-        if let s = router.store as? SQLiteStore, let reason = s.readOnlyReason {
-            return HeraldAPI.json(
-                503, ["status": "unavailable", "reason": .string("the store is read-only: \(reason)")])
+        if let s = router.store as? SQLiteStore, s.recoverWritable() != nil {
+            return unavailable("the store is read-only")
         }
+        if let reason = router.checkStoreWrites() { return unavailable(reason) }
         do {
             _ = try router.store.lastEventSequence()
         } catch {
-            return HeraldAPI.json(
-                503, ["status": "unavailable", "reason": .string("the store cannot be read: \(error)")])
+            router.logger.error("healthz: the store cannot be read", ["error": "\(error)"])
+            return unavailable(StoreHealth.unavailableReason(of: error) ?? "the store cannot be read")
         }
         return HeraldAPI.json(200, ["status": "ok"])
     }

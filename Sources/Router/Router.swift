@@ -33,6 +33,9 @@ public final class Router: Sendable {
     /// This process's PID space (see ``LeaseOwner``); nil when unknown.
     let host: String?
     let ownsStore: Bool
+    /// Whether the store could be written at the last write (``StoreHealth``): `herald serve`'s
+    /// `/healthz` answers from it; the worker notes its own failures here.
+    public let storeHealth = StoreHealth()
 
     /// Builds a router from the YAML file at `configPath`.
     public convenience init(configPath: String, registry: ChannelRegistry, options: RouterOptions = RouterOptions())
@@ -435,6 +438,9 @@ public final class Router: Sendable {
                     } catch is CancellationError {
                         return
                     } catch {
+                        if let reason = StoreHealth.unavailableReason(of: error) {
+                            self.storeHealth.noteFailure(reason, at: self.options.clock.now())
+                        }
                         self.logger.error("worker pass failed", ["error": "\(error)"])
                         try? await self.options.clock.sleep(for: .seconds(1))
                     }
@@ -496,32 +502,68 @@ public final class Router: Sendable {
     /// throws its ``ConfigError``; deliveries in flight finish under the graph they started with.
     @discardableResult
     public func reload() async throws -> [ConfigWarning] {
-        guard let configPath else {
-            throw ConfigError(file: "<config>", mark: nil, "this router was not built from a file")
-        }
-        do {
-            let config = try ConfigLoader.load(path: configPath, environment: options.environment, registry: registry)
-            return try reload(config: config)
-        } catch let e as ConfigError {
-            hub.emit(.reloadFailed(e))
-            throw e
-        }
+        commit(try prepareReload())
     }
 
     /// Swaps in a new config value (see ``reload()``).
     @discardableResult
     public func reload(config: HeraldConfig) throws -> [ConfigWarning] {
+        commit(try prepareReload(config: config))
+    }
+
+    /// A config loaded and every channel built, ready to go live with ``commit(_:)``; nothing of it is
+    /// live before. Dropping it changes nothing.
+    public struct PreparedReload: Sendable {
+        let graph: RouterGraph
+        /// The config it was built from.
+        public var config: HeraldConfig { graph.config }
+    }
+
+    /// Loads the config file this router was built from and builds every channel of it, without
+    /// putting any of it live: the first half of an all-or-nothing reload, whose caller checks what
+    /// else the new config needs (its `server:` section) before ``commit(_:)``. Throws (and emits
+    /// ``RouterEvent/reloadFailed(_:)``) when the file or a channel is invalid; the config in force is
+    /// untouched either way.
+    public func prepareReload() throws -> PreparedReload {
+        guard let configPath else {
+            throw ConfigError(file: "<config>", mark: nil, "this router was not built from a file")
+        }
+        let config: HeraldConfig
         do {
-            let built = try RouterGraph.build(
-                config: config, registry: registry, http: http, clock: options.clock, random: options.random,
-                logSink: logSink, store: store)
-            graph.withLock { $0 = built }
-            hub.emit(.reloaded(warnings: config.warnings))
-            return config.warnings
+            config = try ConfigLoader.load(path: configPath, environment: options.environment, registry: registry)
         } catch {
             hub.emit(.reloadFailed(error))
             throw error
         }
+        return try prepareReload(config: config)
+    }
+
+    /// Builds every channel of `config` without putting it live (see ``prepareReload()``).
+    public func prepareReload(config: HeraldConfig) throws -> PreparedReload {
+        do {
+            return PreparedReload(
+                graph: try RouterGraph.build(
+                    config: config, registry: registry, http: http, clock: options.clock, random: options.random,
+                    logSink: logSink, store: store))
+        } catch {
+            hub.emit(.reloadFailed(error))
+            throw error
+        }
+    }
+
+    /// Puts a prepared config live at once (its routes, channels and settings) and returns its
+    /// warnings; deliveries in flight finish under the graph they started with.
+    @discardableResult
+    public func commit(_ prepared: PreparedReload) -> [ConfigWarning] {
+        graph.withLock { $0 = prepared.graph }
+        hub.emit(.reloaded(warnings: prepared.config.warnings))
+        return prepared.config.warnings
+    }
+
+    /// Drops a prepared config that its caller found unfit after ``prepareReload()`` (`herald serve`:
+    /// its `server:` section), emitting ``RouterEvent/reloadFailed(_:)``; nothing of it was live.
+    public func refuse(_ prepared: PreparedReload, because error: ConfigError) {
+        hub.emit(.reloadFailed(error))
     }
 
     /// Shuts channels and the HTTP client down and ends every event stream.

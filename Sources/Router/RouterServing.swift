@@ -17,6 +17,38 @@ extension Router {
     /// ``ValidationError`` names the field.
     public func device(json: JSONValue) throws(ValidationError) -> Device { try registry.device(json: json) }
 
+    /// Nil when the store takes writes as far as this process knows; otherwise why not, in words fit
+    /// for an answer (``StoreHealth``). While a write failure is remembered, a probe write
+    /// (``probeStoreWrite()``) runs at most once per ``StoreHealth/probeInterval`` on the router's
+    /// clock: when it commits, the failure is forgotten.
+    public func checkStoreWrites() -> String? {
+        guard let failure = storeHealth.failure else { return nil }
+        guard storeHealth.takeProbe(now: clock.now()) else { return failure.reason }
+        do {
+            try probeStoreWrite()
+            storeHealth.noteSuccess()
+            logger.info("the store takes writes again", [:])
+            return nil
+        } catch {
+            let reason = StoreHealth.unavailableReason(of: error) ?? failure.reason
+            storeHealth.noteFailure(reason, at: clock.now())
+            logger.warning("the store still refuses writes", ["error": "\(error)"])
+            return reason
+        }
+    }
+
+    /// Bytes the write probe stores: a write the size of a small send's rows, so a probe on a disk
+    /// with no room for one fails.
+    public static let probeBytes = 16 << 10
+
+    /// Writes ``probeBytes`` to the channel state `herald.health` (key `probe`) and removes them, in
+    /// two committed writes; throws what the store throws.
+    public func probeStoreWrite() throws {
+        let state = store.channelState("herald.health")
+        try state.setValue([UInt8](repeating: 0x2A, count: Router.probeBytes), forKey: "probe")
+        try state.setValue(nil, forKey: "probe")
+    }
+
     /// Hands an inbound webhook to the channel named `channel`; events it carries are recorded as
     /// inbound channel events are. Nil when no such channel is configured.
     public func receiveWebhook(channel name: String, _ request: InboundWebhook) async -> InboundWebhookAnswer? {

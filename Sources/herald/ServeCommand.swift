@@ -28,6 +28,26 @@ enum ServeCommand {
         return []
     }
 
+    /// Refuses (a ``ConfigError``) a reloaded `server:` section that changes what only a restart
+    /// applies: the listen address, TLS, `max-body`, `request-timeout` and `idle-timeout` are set
+    /// when the socket opens. Tokens, rate limits, `keepalive` and `metrics-public` reload.
+    static func checkRestartOnly(_ new: ServerConfig, running old: ServerConfig, file: String) throws {
+        var changed: [String] = []
+        if new.host != old.host || new.port != old.port {
+            changed.append("listen (\(old.host):\(old.port) → \(new.host):\(new.port))")
+        }
+        if new.tls != old.tls { changed.append("tls") }
+        if new.maxBody != old.maxBody { changed.append("max-body") }
+        if new.requestTimeout != old.requestTimeout { changed.append("request-timeout") }
+        if new.idleTimeout != old.idleTimeout { changed.append("idle-timeout") }
+        guard changed.isEmpty else {
+            throw ConfigError(
+                file: file, mark: new.listenMark,
+                "server: \(changed.joined(separator: ", ")) changed; these apply only when herald serve starts: "
+                    + "restart it (nothing was reloaded)")
+        }
+    }
+
     static func serve(configPath: String) async throws -> Int32 {
         let router = try await Router(configPath: configPath, registry: HeraldChannels.registry)
         do {
@@ -39,17 +59,27 @@ enum ServeCommand {
                 throw RuntimeError("cannot start the HTTP server: \(error)")
             }
             let worker = Task { await router.run() }
+            let running = router.config.server
+            // All or nothing, one at a time (on the signal queue): the new config and every channel
+            // of it are built and its server: section checked before anything goes live; a refusal
+            // leaves the routes, channels and tokens in force as they were.
             let reload: @Sendable () -> Void = {
-                Task {
+                do {
+                    let prepared = try router.prepareReload()
+                    let warnings: [String]
                     do {
-                        let warnings = try await router.reload()
-                        for w in warnings { eprint(w.description) }
-                        for w in try check(router.config) { eprint(w) }
-                        server.reload(server: router.config.server)
-                        eprint("herald: reloaded")
-                    } catch {
-                        eprint("herald: reload refused, keeping the old config: \(error)")
+                        try checkRestartOnly(prepared.config.server, running: running, file: prepared.config.file)
+                        warnings = try check(prepared.config)
+                    } catch let e as ConfigError {
+                        router.refuse(prepared, because: e)
+                        throw e
                     }
+                    for w in router.commit(prepared) { eprint(w.description) }
+                    server.reload(server: prepared.config.server)
+                    for w in warnings { eprint(w) }
+                    eprint("herald: reloaded")
+                } catch {
+                    eprint("herald: reload refused, keeping the old config: \(error)")
                 }
             }
             let stop: @Sendable () -> Void = {

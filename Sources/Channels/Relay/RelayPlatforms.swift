@@ -20,9 +20,11 @@ public enum RelayPlatforms {
             try fields.optionalString("deviceName")
         })
 
-    /// `mobile-app`.
+    /// `mobile-app`. `registrationInfo.webhookId` is a credential (anyone who knows it can post to
+    /// the app's Home Assistant webhook), so it is a secret field: masked in listings and answers,
+    /// scrubbed from delivery results, as `token` and `secret` are.
     public static let mobileApp = PlatformDescriptor(
-        name: "mobile-app", address: { $0.token },
+        name: "mobile-app", secretFields: ["webhookId"], address: { $0.token },
         validate: {
             fields throws(ValidationError) in
             try fields.allow(["pushUrl", "token", "registrationInfo", "secret"])

@@ -22,16 +22,14 @@ extension SQLiteStore {
             results.reserveCapacity(items.count)
             for item in items {
                 // An I/O or disk-full error may make SQLite roll the whole transaction back; later
-                // items would then run outside it. Fail the batch instead (nothing of it is kept).
-                guard c.isInTransaction else {
-                    throw StoreError.writeFailed(
-                        operation: "store a batch of notifications",
-                        detail: "the transaction was rolled back by an earlier error")
-                }
+                // items would then run outside it. Fail the batch instead (nothing of it is kept),
+                // with the error that did it (a full disk is a 503, not a failed COMMIT's 500).
+                try SQLiteStore.requireTransaction(c, after: results, "store a batch of notifications")
                 let stored = Result { try c.transaction { c in try SQLiteStore.insertItem(item, at: at, now: now, c) } }
                 if case .success(let s) = stored { suppressedRows += s.suppressed }
                 results.append(stored.map(\.rows))
             }
+            try SQLiteStore.requireTransaction(c, after: results, "store a batch of notifications")
             return (results, suppressedRows)
         }
         for r in suppressedRows { suppressed(r) }
@@ -47,14 +45,22 @@ extension SQLiteStore {
             var results: [Result<UpsertResult, any Error>] = []
             results.reserveCapacity(devices.count)
             for device in devices {
-                guard c.isInTransaction else {
-                    throw StoreError.writeFailed(
-                        operation: "register a batch of devices",
-                        detail: "the transaction was rolled back by an earlier error")
-                }
+                try SQLiteStore.requireTransaction(c, after: results, "register a batch of devices")
                 results.append(Result { try c.transaction { c in try SQLiteStore.upsert(device, now: now, c) } })
             }
+            try SQLiteStore.requireTransaction(c, after: results, "register a batch of devices")
             return results
         }
+    }
+
+    /// Throws when SQLite has rolled the batch's transaction back (an I/O or disk-full error of an
+    /// item may): the error of the last item, which did it, or ``StoreError/writeFailed(operation:detail:)``.
+    static func requireTransaction<T>(_ c: SQLiteConnection, after results: [Result<T, any Error>], _ operation: String)
+        throws
+    {
+        guard !c.isInTransaction else { return }
+        if case .failure(let error)? = results.last { throw error }
+        throw StoreError.writeFailed(
+            operation: operation, detail: "the transaction was rolled back by an earlier error")
     }
 }

@@ -25,8 +25,29 @@ public final class SQLiteStore: HeraldStore {
     let db: SQLiteDatabase
     /// The file this store was opened from (`":memory:"` for an in-memory store).
     public let path: String
-    /// Why writes are refused, or nil when the store is writable.
-    public let readOnlyReason: String?
+    /// Why writes are refused, or nil when the store is writable. A store that opened read-only
+    /// because its file or directory was not writable (``StoreAccess/automatic``) becomes writable
+    /// again by itself: see ``recoverWritable()``.
+    public var readOnlyReason: String? { readOnly.withLock { $0.reason } }
+    /// How the store was opened: only ``StoreAccess/automatic`` recovers from read-only.
+    let openAccess: StoreAccess
+    /// The per-connection settings (`store.cache`), run again on a reopened connection.
+    let cachePragma: String
+    /// The read-only state and the backoff of attempts to reopen read-write.
+    private let readOnly: Locked<ReadOnlyState>
+
+    /// Why writes are refused, and when ``recoverWritable()`` next tries to reopen read-write.
+    struct ReadOnlyState {
+        var reason: String?
+        /// No reopen attempt before this time (the store's clock).
+        var nextAttempt: Date = .distantPast
+        /// The wait after the next failed attempt.
+        var backoff: TimeInterval = SQLiteStore.recoveryBackoff.lowerBound
+    }
+
+    /// The wait between attempts to reopen a read-only store read-write: doubling from the lower
+    /// bound after each failed attempt, up to the upper bound.
+    public static let recoveryBackoff: ClosedRange<TimeInterval> = 1...60
     /// The clock for the times the store stamps itself (a channel state's `updated_at`); every
     /// other time is the `now` its caller passes.
     let clock: any HeraldClock
@@ -63,10 +84,12 @@ public final class SQLiteStore: HeraldStore {
         let cachePragma = "PRAGMA cache_size = -\(max(128, cacheBytes / 1024)); PRAGMA temp_store = MEMORY;"
         self.path = path
         self.clock = clock
+        self.openAccess = access
+        self.cachePragma = cachePragma
         if path.isEmpty || path == ":memory:" {
             db = try SQLiteDatabase(path: path)
             try SQLiteStore.initialize(db)
-            readOnlyReason = access == .readOnly ? "opened read-only" : nil
+            readOnly = Locked(ReadOnlyState(reason: access == .readOnly ? "opened read-only" : nil))
             try db.execute(cachePragma)
             return
         }
@@ -103,7 +126,7 @@ public final class SQLiteStore: HeraldStore {
         } catch {
             throw SQLiteStore.openError(error, path: path)
         }
-        readOnlyReason = reason
+        readOnly = Locked(ReadOnlyState(reason: reason, nextAttempt: clock.now()))
         do {
             try SQLiteStore.verify(db, path: path)
             if let reason {
@@ -194,9 +217,69 @@ public final class SQLiteStore: HeraldStore {
         return .cannotOpen(path: path, reason: error.description)
     }
 
-    /// Throws ``StoreError/readOnly(path:refused:reason:)`` when this store cannot write.
+    /// Throws ``StoreError/readOnly(path:refused:reason:)`` when this store cannot write (after
+    /// trying to reopen it read-write, when that is due: ``recoverWritable()``).
     func checkWritable(_ what: String) throws {
-        if let readOnlyReason { throw StoreError.readOnly(path: path, refused: what, reason: readOnlyReason) }
+        guard readOnlyReason != nil, let reason = recoverWritable() else { return }
+        throw StoreError.readOnly(path: path, refused: what, reason: reason)
+    }
+
+    /// Reopens a store that opened read-only because its file or its directory was not writable
+    /// (``StoreAccess/automatic``: a read-only mount, a full or failing disk remounted read-only, a
+    /// permission) once `access(2)` says both are writable again, and returns nil; returns the
+    /// reason writes are still refused otherwise. A store opened ``StoreAccess/readOnly`` stays so.
+    ///
+    /// Cheap when the store is writable or no attempt is due. Attempts are spaced on the store's
+    /// clock by ``recoveryBackoff`` (1 s, doubling to 60 s; reset by a recovery); every write to a
+    /// read-only store, and `herald serve`'s `/healthz`, call it, so a server recovers by itself.
+    /// The reopened connection replaces the old one in place (``SQLiteDatabase/adoptConnection(of:)``),
+    /// after the schema is migrated as a read-write open does.
+    @discardableResult
+    public func recoverWritable() -> String? {
+        let now = clock.now()
+        let due: String? = readOnly.withLock { s in
+            guard let reason = s.reason else { return nil }
+            guard openAccess == .automatic, now >= s.nextAttempt else { return reason }
+            s.nextAttempt = now.addingTimeInterval(s.backoff)
+            s.backoff = min(s.backoff * 2, SQLiteStore.recoveryBackoff.upperBound)
+            return "due"
+        }
+        guard due == "due" else { return due }
+        let directory = (path as NSString).deletingLastPathComponent
+        let dir = directory.isEmpty ? "." : directory
+        if let reason = SQLiteStore.readOnlyReason(
+            access: .automatic, fileWritable: SQLiteStore.isWritable(path),
+            directoryWritable: SQLiteStore.isWritable(dir), directory: dir)
+        {
+            return readOnly.withLock { s in
+                s.reason = reason
+                return reason
+            }
+        }
+        do {
+            let fresh = try SQLiteDatabase(path: path, mode: .readWrite)
+            do {
+                try SQLiteStore.verify(fresh, path: path)
+                try fresh.migrate(SQLiteStore.migrations)
+                if try SQLiteStore.storedApplicationID(fresh) == 0 {
+                    try fresh.execute("PRAGMA application_id = \(SQLiteStore.applicationID)")
+                }
+                try fresh.execute(cachePragma)
+                guard try !fresh.isReadOnly else {
+                    throw StoreError.cannotOpen(path: path, reason: "SQLite still opens it read-only")
+                }
+                try db.adoptConnection(of: fresh)
+            } catch {
+                fresh.close()
+                throw error
+            }
+        } catch {
+            return readOnlyReason
+        }
+        // Another connection now: the device cache's `data_version` values are not comparable.
+        deviceGeneration.add(1, ordering: .relaxed)
+        readOnly.withLock { $0 = ReadOnlyState(reason: nil) }
+        return nil
     }
 
     /// Closes the database.
@@ -853,11 +936,7 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func channelState(_ channel: String) -> any ChannelStateStore {
-        SQLiteChannelState(
-            db: db, channel: channel, clock: clock,
-            readOnly: readOnlyReason.map {
-                StoreError.readOnly(path: path, refused: "save the state of channel \(channel)", reason: $0)
-            })
+        SQLiteChannelState(store: self, channel: channel)
     }
 
     /// See ``HeraldStore``.
@@ -911,19 +990,18 @@ public final class SQLiteStore: HeraldStore {
 
 /// One channel's slice of the `channel_state` table.
 struct SQLiteChannelState: ChannelStateStore {
-    let db: SQLiteDatabase
+    /// The store: its database, its clock (stamps `updated_at`), and whether it is read-only now.
+    let store: SQLiteStore
     let channel: String
-    /// Stamps `updated_at` (the store's injected clock).
-    let clock: any HeraldClock
-    /// Thrown by every write when the store is read-only.
-    var readOnly: StoreError?
+    var db: SQLiteDatabase { store.db }
+    var clock: any HeraldClock { store.clock }
 
     func value(forKey key: String) throws -> [UInt8]? {
         try db.query("SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key)").first?.blob("value")
     }
 
     func setValue(_ value: [UInt8]?, forKey key: String) throws {
-        if let readOnly { throw readOnly }
+        try store.checkWritable("save the state of channel \(channel)")
         if let value {
             try db.run(
                 """
@@ -936,7 +1014,7 @@ struct SQLiteChannelState: ChannelStateStore {
     }
 
     func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
-        if let readOnly { throw readOnly }
+        try store.checkWritable("save the state of channel \(channel)")
         return try db.transaction { c in
             let current = try c.queryOne("SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key)")?
                 .blob("value")

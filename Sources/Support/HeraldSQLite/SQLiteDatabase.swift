@@ -303,6 +303,30 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
+    /// Puts `other`'s connection in place of this database's own, which is closed: the file reopened
+    /// (read-write, say, after it was opened read-only) under the object every user of it holds.
+    /// Waits for the operation in progress, if any. `other` is left closed. Throws (changing
+    /// nothing) when called from inside ``withConnection(_:)`` or ``transaction(_:)`` of this
+    /// database, or when `other` is closed.
+    public func adoptConnection(of other: SQLiteDatabase) throws(SQLiteError) {
+        guard other !== self else { return }
+        if owner.load(ordering: .acquiring) == Self.currentThread {
+            throw SQLiteError(
+                code: SQLITE_MISUSE, call: "reentrant",
+                message: "a connection cannot be replaced from inside withConnection/transaction")
+        }
+        let moved: Bool = other.lock.withLock { _ in
+            guard let connection = other.box.connection else { return false }
+            lock.withLock { _ in
+                box.connection?.close()
+                box.connection = connection
+            }
+            other.box.connection = nil
+            return true
+        }
+        guard moved else { throw SQLiteError.closed }
+    }
+
     // MARK: - Internals
 
     /// An identifier for the calling thread, used only to detect reentrant use (never 0).
