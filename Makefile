@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build release demo test test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-smoke format lint clean
+.PHONY: deps build release demo test test-loaded test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-smoke format lint clean
 
 SWIFT ?= swift
 
@@ -24,6 +24,11 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The suite on a busy machine: two CPU-bound loops beside it, three runs in a row (RUNS=N to change).
+# Not part of CI; it shows the tests assert orders and reasons, not durations.
+test-loaded: deps
+	@bash scripts/test-loaded.sh
 
 # Sanitizers: the whole suite under ThreadSanitizer / AddressSanitizer, each in its own build folder.
 # Suppressions (only for proven false positives, each with its reason) are in scripts/tsan.supp and,
