@@ -22,7 +22,7 @@ import Testing
                     type: relay
                     protocol: pulse
                     current-relay: "\(server.baseURL)"
-                    allowed-relays: ["https://relay.crsyounen.com"]
+                    allowed-relays: ["\(server.baseURL)", "https://relay.crsyounen.com"]
                 routes:
                   default:
                     - deliver: [pulse]

@@ -70,7 +70,7 @@ struct PulseSiteKitTests {
                 type: relay
                 protocol: pulse
                 current-relay: "\(relay.baseURL)"
-                allowed-relays: ["https://relay.crsyounen.com", "https://pulse-relay.crsyounen.workers.dev"]
+                allowed-relays: ["\(relay.baseURL)", "https://relay.crsyounen.com", "https://pulse-relay.crsyounen.workers.dev"]
             routes:
               default:
                 - deliver: [pulse]

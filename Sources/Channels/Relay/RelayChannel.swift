@@ -79,18 +79,32 @@ public final class RelayChannel: Channel, PublicKeyProviding {
         case .openchamber:
             openchamber = OpenChamberRelay(url: try RelayChannel.baseURL(config), context: context)
         case .pulse:
-            let allowed = try config.stringList("allowed-relays") ?? PulseRelay.defaultAllowedRelays
-            let current = try config.string("current-relay") ?? PulseRelay.defaultCurrentRelay
+            // Every push goes to current-relay, so it is always one of the relays the operator
+            // allows: taken from allowed-relays when only that is set, refused when both are set
+            // and disagree. Only with neither (or current-relay alone) do the built-in relays apply.
+            let listed = try config.stringList("allowed-relays")
+            if let listed, listed.isEmpty {
+                throw config.error(at: "allowed-relays", "allowed-relays must list at least one https relay URL")
+            }
+            let allowed = listed ?? PulseRelay.defaultAllowedRelays
+            let named = try config.string("current-relay")
+            let current = named ?? listed?.first ?? PulseRelay.defaultCurrentRelay
             for (key, url) in allowed.map({ ("allowed-relays", $0) }) + [("current-relay", current)] {
                 guard URLComponents(string: url)?.scheme?.lowercased() == "https" else {
                     throw config.error(at: key, "\(key): \(url) is not an https URL")
                 }
             }
             let normalised = allowed.map(PulseRelay.normalise)
+            let currentNormalised = PulseRelay.normalise(current)
+            if listed != nil, !normalised.contains(currentNormalised) {
+                throw config.error(
+                    at: "current-relay",
+                    "current-relay \(current) is not in allowed-relays (\(allowed.joined(separator: ", "))): every push "
+                        + "goes to current-relay, so list it there too")
+            }
             pulse = PulseRelay(
-                allowedRelays: normalised.contains(PulseRelay.normalise(current))
-                    ? normalised : normalised + [PulseRelay.normalise(current)],
-                currentRelay: PulseRelay.normalise(current), context: context)
+                allowedRelays: normalised.contains(currentNormalised) ? normalised : normalised + [currentNormalised],
+                currentRelay: currentNormalised, context: context)
         case .homeAssistant:
             let encryption = try config.choice("encryption", ["none", "secretbox"]) ?? "none"
             homeAssistant = HomeAssistantRelay(

@@ -15,6 +15,33 @@ struct PulseRelayTests {
         "type: relay\nprotocol: pulse\nallowed-relays: [\"{URL}\", \"\(legacy)\"]\ncurrent-relay: \"{URL}\""
     }
 
+    /// Issue 31 item 5: a push never goes to a relay outside `allowed-relays`.
+    @Test func currentRelayComesFromAllowedRelaysOrIsRefused() async throws {
+        // allowed-relays alone: pushes go to its first entry, not to the built-in default.
+        let alone = try RelaySetup.make(
+            "type: relay\nprotocol: pulse\nallowed-relays: [\"{URL}\", \"\(Self.legacy)\"]")
+        alone.http.route("/v1/devices/", [.json(200, "{}")])
+        #expect(await deliver(alone, Self.activity("start"))?.outcome == .delivered)
+        let sent = try #require(alone.http.requests.first)
+        #expect(sent.url.hasPrefix(RelaySetup.baseURL + "/v1/devices/"), "\(sent.url)")
+        #expect(!alone.http.requests.contains { $0.url.contains("crsyounen") })
+        // Both set and disagreeing: a config error at current-relay, naming the list.
+        let disagree = try RelayTest.configError(
+            "type: relay\nprotocol: pulse\nallowed-relays: [\"https://mine.example\"]\ncurrent-relay: \"https://relay.crsyounen.com\""
+        )
+        #expect(
+            disagree?.contains("current-relay https://relay.crsyounen.com is not in allowed-relays") == true,
+            "\(disagree ?? "")")
+        let empty = try RelayTest.configError("type: relay\nprotocol: pulse\nallowed-relays: []")
+        #expect(empty?.contains("at least one") == true, "\(empty ?? "")")
+        // The same relay written differently (case, a trailing slash) agrees.
+        #expect(
+            try RelayTest.configError(
+                "type: relay\nprotocol: pulse\nallowed-relays: [\"https://Mine.example/\"]\ncurrent-relay: \"https://mine.example\""
+            )
+                == nil)
+    }
+
     static func device(_ id: String = "p1", relay: String = legacy) -> Device {
         Device(
             deviceId: id, platform: "pulse",
