@@ -239,7 +239,7 @@ public final class HeraldAPI: Sendable {
             return try listNotifications(request, token: try authorize(request, scopes: ["read"], route: route))
         case ("GET", "/v1/notifications/{id}"):
             let token = try authorize(request, scopes: ["read"], route: route)
-            return try notification(route.parameters[0], token: token)
+            return try notification(route.parameters[0], token: token, request: request)
         case ("POST", "/v1/notifications/{id}/events"):
             let token = try authorize(request, scopes: ["events"], route: route)
             return try recordEvent(request, id: route.parameters[0], token: token)
@@ -430,8 +430,9 @@ public final class HeraldAPI: Sendable {
         if waitNone {
             do {
                 // Stored with the sends arriving meanwhile, in one transaction (group commit); the 202
-                // comes after that commit. A stored id fails alone in the batch, with nothing written,
-                // and is answered below as a replay (or 409), as when it was looked up first.
+                // comes after that commit. An id stored by this namespace fails alone in the batch,
+                // with nothing written, and is answered below as a replay; an id another namespace
+                // holds is stored under its scoped key (NotificationKey), as a new id would be.
                 let planned = try await accepts.submit(notification).get()
                 metrics.countNotification()
                 return HeraldAPI.json(
@@ -442,13 +443,12 @@ public final class HeraldAPI: Sendable {
                     ])
             } catch StoreError.duplicateNotification {}
         }
-        if let stored = try router.store.notification(id: notification.id) {
-            // Idempotent: never routed again. A stored id of another namespace is not revealed.
-            guard token.covers(stored.notification.namespace),
-                stored.notification.namespace == notification.namespace
-            else { throw HeraldAPI.idInUse(notification.id) }
+        // Idempotent: never routed again. Ids are unique per namespace, so what is found is this
+        // namespace's notification (another namespace's with the same id is neither found nor named).
+        let (key, stored) = try router.storageKey(for: notification)
+        if stored != nil {
             if waitNone {
-                let deliveries = try router.store.deliveries(notificationId: notification.id)
+                let deliveries = try router.store.deliveries(notificationId: key)
                 return HeraldAPI.json(
                     202,
                     [
@@ -462,9 +462,8 @@ public final class HeraldAPI: Sendable {
             return try await send(request, token: token)
         }
         let summary = try await router.sendSummarized(notification)
-        // The replay is checked on the notification the router read when it decided to replay (one
-        // read, one decision): a send of another namespace stored between the check above and this
-        // call is refused as that check would have refused it, never answered with its report.
+        // The replay is decided on one read of this namespace's key (Router.storageKey): a send of
+        // another namespace stored meanwhile is never answered with its report. Checked again here.
         if summary.replayed, !token.covers(summary.namespace) || summary.namespace != notification.namespace {
             throw HeraldAPI.idInUse(notification.id)
         }
@@ -472,7 +471,8 @@ public final class HeraldAPI: Sendable {
         return reportResponse(summary, headers: summary.replayed ? replayed : [])
     }
 
-    /// A send whose id another namespace's notification holds (409); it names nothing of that one.
+    /// A send answered with another namespace's notification (409; never expected: ids are unique
+    /// per namespace); it names nothing of that one.
     static func idInUse(_ id: String) -> APIError {
         APIError(409, "conflict", "notification id \(id) is already used; choose another id")
     }
@@ -545,7 +545,8 @@ public final class HeraldAPI: Sendable {
         let entries: [HistoryEntry]
         if let before = request.query["before"] {
             // Newest first: the page after `before`, by its position (keyset), not by reading up to it.
-            guard let page = try router.history(namespace: ns, before: before, limit: limit) else {
+            let cursor = try router.notificationKeys(publicID: before, covering: { $0 == ns }).first?.key ?? before
+            guard let page = try router.history(namespace: ns, before: cursor, limit: limit) else {
                 throw APIError.badParameter("before", "no notification \(before) in namespace \(ns)")
             }
             entries = page
@@ -555,15 +556,28 @@ public final class HeraldAPI: Sendable {
         return HeraldAPI.json(200, ["notifications": .array(entries.map(\.json))])
     }
 
-    /// The stored notification `id` if the token may read it; 404 alike for unknown and foreign ids.
-    func visibleEntry(_ id: String, token: APIToken) throws -> HistoryEntry {
-        guard let entry = try router.history(id: id, limit: 1).first, token.covers(entry.notification.namespace)
-        else { throw APIError.notFound("no notification \(id)") }
+    /// The stored notification the client's `id` names in the token's namespaces (`?namespace=`
+    /// narrows them); 404 alike for unknown and foreign ids. Ids are unique per namespace: when the
+    /// token covers several namespaces that each sent `id`, `?namespace=` must say which (400).
+    func visibleEntry(_ id: String, token: APIToken, request: ServerRequest) throws -> HistoryEntry {
+        let wanted = request.query["namespace"]
+        let keys = try router.notificationKeys(
+            publicID: id, covering: { token.covers($0) && (wanted == nil || $0 == wanted) })
+        guard let first = keys.first else { throw APIError.notFound("no notification \(id)") }
+        guard keys.count == 1 else {
+            throw APIError.badParameter(
+                "namespace",
+                "notification id \(id) is used in namespaces \(keys.map(\.namespace).sorted().joined(separator: ", ")); "
+                    + "add ?namespace= to choose one")
+        }
+        guard let entry = try router.history(id: first.key, limit: 1).first else {
+            throw APIError.notFound("no notification \(id)")
+        }
         return entry
     }
 
-    func notification(_ id: String, token: APIToken) throws -> ServerResponse {
-        HeraldAPI.json(200, try visibleEntry(id, token: token).json)
+    func notification(_ id: String, token: APIToken, request: ServerRequest) throws -> ServerResponse {
+        HeraldAPI.json(200, try visibleEntry(id, token: token, request: request).json)
     }
 
     func recordEvent(_ request: ServerRequest, id: String, token: APIToken) throws -> ServerResponse {
@@ -607,10 +621,10 @@ public final class HeraldAPI: Sendable {
                 data[k] = s
             }
         }
-        _ = try visibleEntry(id, token: token)
+        let key = try visibleEntry(id, token: token, request: request).notification.id
         let event = try router.recordEvent(
             ChannelEvent(
-                notificationId: id, kind: kind, actionId: action?.stringValue, actionData: data, deviceId: deviceId))
+                notificationId: key, kind: kind, actionId: action?.stringValue, actionData: data, deviceId: deviceId))
         return HeraldAPI.json(201, ["event": event.json])
     }
 
@@ -622,13 +636,13 @@ public final class HeraldAPI: Sendable {
             }
             seconds = n
         }
-        _ = try visibleEntry(id, token: token)
+        let key = try visibleEntry(id, token: token, request: request).notification.id
         // Woken by this process's router events; the store is read at least once a second, so an
         // action recorded by another process sharing the store (`herald event`) is seen too.
         let deadline = ContinuousClock.now + .seconds(seconds)
         while true {
             let generation = signal.generation
-            if let event = try router.store.events(notificationId: id).first(where: { $0.kind == .action }) {
+            if let event = try router.store.events(notificationId: key).first(where: { $0.kind == .action }) {
                 return HeraldAPI.json(200, ["event": event.json])
             }
             let left = deadline - ContinuousClock.now

@@ -2,7 +2,8 @@ import ChannelAPI
 
 /// What `send` returns (contract §5): one entry per planned delivery with its current outcome.
 public struct DeliveryReport: Sendable {
-    /// The notification id.
+    /// The notification's stored id (``NotificationKey``: the client's id, or a scoped key when
+    /// another namespace held it first).
     public var id: String
     /// Its namespace.
     public var namespace: String
@@ -11,10 +12,12 @@ public struct DeliveryReport: Sendable {
     /// `true` when the notification id was already stored: nothing was routed, this is the stored report.
     public var replayed = false
 
-    /// The contract JSON; a replay adds `"replayed": true`.
+    /// The contract JSON; a replay adds `"replayed": true`. `id` is the client's id
+    /// (``NotificationKey/publicID(of:)``), also for a notification stored under a scoped key.
     public var json: JSONValue {
         var object: [String: JSONValue] = [
-            "id": .string(id), "namespace": .string(namespace), "deliveries": .array(deliveries.map(\.reportJSON)),
+            "id": .string(NotificationKey.publicID(of: id)), "namespace": .string(namespace),
+            "deliveries": .array(deliveries.map(\.reportJSON)),
         ]
         if replayed { object["replayed"] = true }
         return .object(object)

@@ -22,6 +22,29 @@ extension Router {
     /// Nothing is attempted: the worker
     /// (``run()``) or `herald drain` delivers.
     public func enqueue(batch notifications: [HeraldNotification]) -> [Result<Int, any Error>] {
+        var results = enqueueKeyed(batch: notifications)
+        // Ids are unique per namespace (NotificationKey): a send refused because another
+        // namespace's notification holds its id is stored under its scoped key, in a second commit.
+        var retry: [(index: Int, notification: HeraldNotification)] = []
+        for (index, result) in results.enumerated() {
+            guard case .failure(StoreError.duplicateNotification) = result else { continue }
+            let n = notifications[index]
+            guard !NotificationKey.isScoped(n.id),
+                let holder = try? store.notification(id: n.id), holder.notification.namespace != n.namespace
+            else { continue }
+            var scoped = n
+            scoped.id = NotificationKey.scoped(n.id, namespace: n.namespace)
+            retry.append((index, scoped))
+        }
+        guard !retry.isEmpty else { return results }
+        for (entry, result) in zip(retry, enqueueKeyed(batch: retry.map(\.notification))) {
+            results[entry.index] = result
+        }
+        return results
+    }
+
+    /// ``enqueue(batch:)`` with every notification stored under its own id as it is.
+    func enqueueKeyed(batch notifications: [HeraldNotification]) -> [Result<Int, any Error>] {
         let g = currentGraph
         let now = options.clock.now()
         var results: [Result<Int, any Error>] = []

@@ -206,6 +206,10 @@ public final class Router: Sendable {
     /// Returns the plan.
     @discardableResult
     public func enqueue(_ notification: HeraldNotification) throws -> DeliveryPlan {
+        var notification = notification
+        let (key, existing) = try storageKey(for: notification)
+        if existing != nil { throw StoreError.duplicateNotification(notification.id) }
+        notification.id = key
         let g = currentGraph
         let cooled = try touchCooldowns(notification, graph: g, now: options.clock.now())
         let devices = try store.devices(namespace: notification.namespace)
@@ -274,22 +278,62 @@ public final class Router: Sendable {
     /// 100,000-device fan-out runs in memory that does not grow with it. Read the deliveries with
     /// ``forEachDelivery(of:_:)``.
     public func sendSummarized(_ notification: HeraldNotification) async throws -> SendSummary {
-        if let stored = try store.notification(id: notification.id) {
-            return try summary(id: notification.id, namespace: stored.notification.namespace, replayed: true)
-        }
-        let g = currentGraph
-        let stored: StoredNotification
-        do {
-            stored = try persist(notification, graph: g, leased: true)
-        } catch {
-            // Another sender stored the same id between the check and the insert.
-            if let existing = try store.notification(id: notification.id) {
-                return try summary(id: notification.id, namespace: existing.notification.namespace, replayed: true)
+        // Ids are unique per namespace: the key is the id, or its scoped form when another
+        // namespace holds the id; a key stored meanwhile by another sender is looked up again.
+        for _ in 0..<3 {
+            let (key, existing) = try storageKey(for: notification)
+            if let existing {
+                return try summary(id: key, namespace: existing.notification.namespace, replayed: true)
             }
-            throw error
+            var keyed = notification
+            keyed.id = key
+            let g = currentGraph
+            let stored: StoredNotification
+            do {
+                stored = try persist(keyed, graph: g, leased: true)
+            } catch {
+                // Another sender stored the same key between the look-up and the insert.
+                if try store.notification(id: key) != nil { continue }
+                throw error
+            }
+            try await executor.execute(stored, graph: g)
+            return try summary(id: key, namespace: notification.namespace, replayed: false)
         }
-        try await executor.execute(stored, graph: g)
-        return try summary(id: notification.id, namespace: notification.namespace, replayed: false)
+        throw StoreError.duplicateNotification(notification.id)
+    }
+
+    /// The key `notification` is stored under (``NotificationKey``) and what is stored there: its
+    /// own id when that is free or holds this namespace's notification, else the id scoped to the
+    /// namespace (another namespace sent the id first). A stored notification returned is always of
+    /// `notification`'s namespace: a replay never answers another namespace's report.
+    public func storageKey(for notification: HeraldNotification) throws -> (
+        key: String, stored: StoredNotification?
+    ) {
+        if !NotificationKey.isScoped(notification.id) {
+            guard let plain = try store.notification(id: notification.id) else { return (notification.id, nil) }
+            if plain.notification.namespace == notification.namespace { return (notification.id, plain) }
+        }
+        let key =
+            NotificationKey.isScoped(notification.id)
+            ? notification.id : NotificationKey.scoped(notification.id, namespace: notification.namespace)
+        let scoped = try store.notification(id: key)
+        guard scoped == nil || scoped?.notification.namespace == notification.namespace else {
+            throw StoreError.duplicateNotification(notification.id)
+        }
+        return (key, scoped)
+    }
+
+    /// The stored notifications a client's id names in the namespaces `covers` accepts, as
+    /// (key, namespace): one, or several when the caller covers several namespaces that each sent
+    /// the id (``NotificationKey``). Read by the HTTP API's routes that take an id.
+    public func notificationKeys(publicID id: String, covering covers: (String) -> Bool) throws -> [(
+        key: String, namespace: String
+    )] {
+        if NotificationKey.isScoped(id) {
+            guard let stored = try store.notification(id: id), covers(stored.notification.namespace) else { return [] }
+            return [(id, stored.notification.namespace)]
+        }
+        return try store.notificationKeys(publicID: id).filter { covers($0.namespace) }
     }
 
     /// Calls `body` with every delivery of a notification (in report order), read from the store in
@@ -316,7 +360,7 @@ public final class Router: Sendable {
             }
         }
         buffer.append(contentsOf: #"],"id":"#.utf8)
-        buffer.append(contentsOf: JSONValue.string(summary.id).canonicalBytes)
+        buffer.append(contentsOf: JSONValue.string(NotificationKey.publicID(of: summary.id)).canonicalBytes)
         buffer.append(contentsOf: #","namespace":"#.utf8)
         buffer.append(contentsOf: JSONValue.string(summary.namespace).canonicalBytes)
         buffer.append(contentsOf: (summary.replayed ? #","replayed":true}"# : "}").utf8)

@@ -200,13 +200,25 @@ struct HeraldCLI {
             try args.allow(["format", "namespace", "id", "limit"])
             let limit = Int(args.value("limit") ?? "50") ?? 50
             return try await withRouter(args) { router in
-                let entries = try router.history(namespace: args.value("namespace"), id: args.value("id"), limit: limit)
+                let namespace = args.value("namespace")
+                var entries: [HistoryEntry]
+                if let id = args.value("id") {
+                    // Ids are unique per namespace: every namespace's notification with this id.
+                    entries = []
+                    for k in try router.notificationKeys(
+                        publicID: id, covering: { namespace == nil || $0 == namespace })
+                    {
+                        entries += try router.history(id: k.key, limit: 1)
+                    }
+                } else {
+                    entries = try router.history(namespace: namespace, limit: limit)
+                }
                 if format == "json" {
                     output(.array(entries.map(\.json)))
                 } else {
                     for e in entries {
                         print(
-                            "\(ISO8601DateFormatter().string(from: e.createdAt)) \(e.notification.id) [\(e.notification.namespace)/\(e.notification.type)] \(e.notification.title ?? "")"
+                            "\(ISO8601DateFormatter().string(from: e.createdAt)) \(NotificationKey.publicID(of: e.notification.id)) [\(e.notification.namespace)/\(e.notification.type)] \(e.notification.title ?? "")"
                         )
                         for d in e.deliveries {
                             print(
@@ -224,7 +236,7 @@ struct HeraldCLI {
                 return 0
             }
         case "event":
-            try args.allow(["format", "id", "kind", "action", "device-id"])
+            try args.allow(["format", "id", "namespace", "kind", "action", "device-id"])
             guard let id = args.value("id") else { throw UsageError("event needs --id") }
             guard let k = args.value("kind"), let kind = ChannelEvent.Kind(rawValue: k) else {
                 throw UsageError("event needs --kind received|tapped|dismissed|action")
@@ -232,9 +244,18 @@ struct HeraldCLI {
             if kind == .action, args.value("action") == nil { throw UsageError("--kind action needs --action ID") }
             return try await withRouter(args) { router in
                 do {
+                    // Ids are unique per namespace: --namespace chooses when several sent this id.
+                    let namespace = args.value("namespace")
+                    let keys = try router.notificationKeys(
+                        publicID: id, covering: { namespace == nil || $0 == namespace })
+                    guard keys.count <= 1 else {
+                        throw InputError(
+                            "notification id \(id) is used in namespaces "
+                                + "\(keys.map(\.namespace).sorted().joined(separator: ", ")); add --namespace")
+                    }
                     let e = try router.recordEvent(
                         ChannelEvent(
-                            notificationId: id, kind: kind, actionId: args.value("action"),
+                            notificationId: keys.first?.key ?? id, kind: kind, actionId: args.value("action"),
                             deviceId: args.value("device-id")))
                     if format == "json" { output(e.json) } else { print("recorded \(e.kind.rawValue) for \(id)") }
                     return 0

@@ -82,6 +82,24 @@ import Testing
         #expect(try store.upsertDevice(chat("a", "renamed", movable: ["a"]), now: Self.t0).moved == ["a/chat/telegram"])
     }
 
+    @Test(arguments: StoreKind.allCases) func aClientIdNamesItsKeysInEveryNamespace(store kind: StoreKind) throws {
+        let store = try kind.open()
+        try store.insertNotification(
+            HeraldNotification(id: "x", namespace: "a", title: "t"), steps: [], deliveries: [], now: Self.t0)
+        try store.insertNotification(
+            HeraldNotification(id: NotificationKey.scoped("x", namespace: "b"), namespace: "b", title: "t"), steps: [],
+            deliveries: [], now: Self.t0)
+        try store.insertNotification(
+            HeraldNotification(id: "xy", namespace: "c", title: "t"), steps: [], deliveries: [], now: Self.t0)
+        let keys = try store.notificationKeys(publicID: "x").map { "\($0.namespace)=\($0.key)" }.sorted()
+        #expect(keys == ["a=x", "b=x\u{1F}b"])
+        #expect(try store.notificationKeys(publicID: "nope").isEmpty)
+        // The stored notification keeps its key as its id; its history JSON shows the client's id.
+        let entry = try #require(try store.history(namespace: "b", id: nil, limit: 1).first)
+        #expect(entry.notification.id == "x\u{1F}b")
+        #expect(entry.json["id"] == "x")
+    }
+
     @Test(arguments: StoreKind.allCases) func historyPagesByKeyset(store kind: StoreKind) throws {
         let store = try kind.open()
         // Several notifications per millisecond, so the tie-break on insertion order is exercised.

@@ -1,10 +1,11 @@
 import ChannelAPI
 import Foundation
-import HeraldMHD
 import HeraldServer
 import HeraldSync
 import Router
 import Testing
+
+@testable import HeraldMHD
 
 /// Issue 30: a token can neither change nor learn anything about a namespace it does not cover.
 /// `admin` covers default and team-*, `other` covers only other (ServerHarness.tokens).
@@ -17,8 +18,25 @@ import Testing
         if json != nil { headers["content-type"] = "application/json" }
         let response = await api.handle(
             ServerRequest(method: method, path: path, query: query, headers: headers, body: Array((json ?? "").utf8)))
-        let text = String(decoding: response.bodyBytes, as: UTF8.self)
+        let text = String(decoding: await Self.body(of: response), as: UTF8.self)
         return (response.status, text, try? JSONValue.parse(text))
+    }
+
+    /// The body of an answer; a streamed report is read once its writer has finished it (a small
+    /// report fits the stream's buffer). An event stream is finished first (its writer never ends).
+    static func body(of response: ServerResponse, finishing: Bool = false) async -> [UInt8] {
+        guard case .stream(let stream) = response.body else { return response.bodyBytes }
+        if finishing { stream.finish() }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !stream.isFinished, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        var bytes: [UInt8] = []
+        var buffer = [CChar](repeating: 0, count: 64 << 10)
+        while true {
+            let n = buffer.withUnsafeMutableBufferPointer { stream.read(into: $0.baseAddress!, max: $0.count) }
+            guard n > 0 else { break }
+            bytes += buffer[..<n].map { UInt8(bitPattern: $0) }
+        }
+        return bytes
     }
 
     @Test func aPushTokenOfAnotherNamespaceIsNeitherMovedNorNamed() async throws {
@@ -70,8 +88,9 @@ import Testing
         await router.shutdown()
     }
 
-    /// The race of the issue made deterministic: the foreign notification is stored right after the
-    /// API's own check read the id as free, before the router reads it again.
+    /// The race of the issue made deterministic: the other namespace's notification is stored right
+    /// after the API's first read found the id free, before the router reads it again. The send is
+    /// stored as this namespace's own (ids are unique per namespace), never answered with theirs.
     @Test func aReplayOfAnotherNamespacesNotificationIsNeverAnswered() async throws {
         let held = Locked<HeldStore?>(nil)
         let (api, router) = try await HeraldAPIUnitTests.api { path in
@@ -90,10 +109,85 @@ import Testing
         let answer = await Self.request(
             api, "POST", "/v1/notifications", token: ServerHarness.admin,
             json: #"{"id":"deploy-42","namespace":"default","title":"mine"}"#)
-        #expect(answer.status == 409, "\(answer.text)")
-        #expect(answer.json?["namespace"] == nil)
-        #expect(answer.json?["deliveries"] == nil)
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect(answer.json?["namespace"] == "default")
+        #expect(answer.json?["id"] == "deploy-42")
+        #expect(answer.json?["replayed"] == nil)
         #expect(!answer.text.contains("theirs"))
+        await router.shutdown()
+    }
+
+    /// Issue 30 item 3: ids are unique per namespace. Two tenants send the same id: each gets its own
+    /// notification, answered as a new id is, and reads, confirms and replays only its own.
+    @Test(arguments: [false, true]) func theSameIdInTwoNamespacesIsTwoNotifications(waitNone: Bool) async throws {
+        let (api, router) = try await HeraldAPIUnitTests.api()
+        let query = waitNone ? ["wait": "none"] : [:]
+        let status = waitNone ? 202 : 200
+        let first = await Self.request(
+            api, "POST", "/v1/notifications", token: ServerHarness.admin, query: query,
+            json: #"{"id":"deploy-42","namespace":"default","title":"admin's"}"#)
+        #expect(first.status == status)
+        let second = await Self.request(
+            api, "POST", "/v1/notifications", token: ServerHarness.other, query: query,
+            json: #"{"id":"deploy-42","namespace":"other","title":"other's"}"#)
+        // Exactly what a new id gets: the same status, the caller's id and namespace, no replay.
+        #expect(second.status == status, "\(second.text)")
+        #expect(second.json?["id"] == "deploy-42")
+        #expect(second.json?["namespace"] == "other")
+        #expect(second.json?["replayed"] == nil)
+        #expect(!second.text.contains("admin"))
+        // Each reads its own.
+        let mine = await Self.request(api, "GET", "/v1/notifications/deploy-42", token: ServerHarness.other)
+        #expect(mine.json?["title"] == "other's")
+        #expect(mine.json?["id"] == "deploy-42")
+        let theirs = await Self.request(api, "GET", "/v1/notifications/deploy-42", token: ServerHarness.admin)
+        #expect(theirs.json?["title"] == "admin's")
+        // A retry replays its own, in either namespace.
+        let again = await Self.request(
+            api, "POST", "/v1/notifications", token: ServerHarness.other, query: query,
+            json: #"{"id":"deploy-42","namespace":"other","title":"other's"}"#)
+        #expect(again.status == status)
+        #expect(again.json?["namespace"] == "other")
+        if !waitNone { #expect(again.json?["replayed"] == true) }
+        // Events land on the caller's own notification.
+        let tapped = await Self.request(
+            api, "POST", "/v1/notifications/deploy-42/events", token: ServerHarness.other, json: #"{"kind":"tapped"}"#)
+        #expect(tapped.status == 201)
+        let afterTap = await Self.request(api, "GET", "/v1/notifications/deploy-42", token: ServerHarness.admin)
+        #expect(afterTap.json?["events"] == [])
+        let otherHistory = await Self.request(
+            api, "GET", "/v1/notifications", token: ServerHarness.other, query: ["namespace": "other"])
+        let newest = otherHistory.json?["notifications"]?.arrayValue?.first
+        #expect(newest?["id"] == "deploy-42")
+        #expect(newest?["events"]?.arrayValue?.count == 1)
+        // The event log names the client's id in both namespaces.
+        let log = try router.store.eventLog(after: 0, namespaces: nil, limit: 100)
+        #expect(
+            log.filter { $0.kind == "notification" }.map { $0.data["notificationId"] } == ["deploy-42", "deploy-42"])
+        await router.shutdown()
+    }
+
+    @Test func aTokenCoveringBothNamespacesChoosesOneByName() async throws {
+        let (api, router) = try await HeraldAPIUnitTests.api()
+        for ns in ["default", "team-a"] {
+            let sent = await Self.request(
+                api, "POST", "/v1/notifications", token: ServerHarness.admin,
+                json: "{\"id\":\"n1\",\"namespace\":\"\(ns)\",\"title\":\"in \(ns)\"}")
+            #expect(sent.status == 200)
+            #expect(sent.json?["replayed"] == nil)
+        }
+        let ambiguous = await Self.request(api, "GET", "/v1/notifications/n1", token: ServerHarness.admin)
+        #expect(ambiguous.status == 400)
+        #expect(ambiguous.text.contains("namespace"))
+        let chosen = await Self.request(
+            api, "GET", "/v1/notifications/n1", token: ServerHarness.admin, query: ["namespace": "team-a"])
+        #expect(chosen.json?["title"] == "in team-a")
+        // Paging by the id in its namespace.
+        #expect(
+            await Self.request(
+                api, "GET", "/v1/notifications", token: ServerHarness.admin,
+                query: ["namespace": "team-a", "before": "n1"]
+            ).status == 200)
         await router.shutdown()
     }
 

@@ -2,11 +2,15 @@ import ChannelAPI
 import Foundation
 
 /// The `data` objects of event-log entries (``EventLogEntry/data``), built the same way by every
-/// store (pure).
+/// store (pure). `notificationId` is the client's id (``NotificationKey/publicID(of:)``): the one it
+/// sent, also for a notification stored under a scoped key; the entry's `namespace` tells two apart.
 enum EventLogData {
     /// Kind `notification`: the notification was accepted with `planned` deliveries.
     static func notification(id: String, namespace: String, planned: Int) -> JSONValue {
-        .object(["notificationId": .string(id), "namespace": .string(namespace), "planned": .number(Double(planned))])
+        .object([
+            "notificationId": .string(NotificationKey.publicID(of: id)), "namespace": .string(namespace),
+            "planned": .number(Double(planned)),
+        ])
     }
 
     /// Kind `delivery`: one outcome of one delivery.
@@ -14,7 +18,8 @@ enum EventLogData {
         notificationId: String, channel: String, deviceId: String?, outcome: String, attempt: Int, reason: String?
     ) -> JSONValue {
         var o: [String: JSONValue] = [
-            "notificationId": .string(notificationId), "channel": .string(channel), "outcome": .string(outcome),
+            "notificationId": .string(NotificationKey.publicID(of: notificationId)), "channel": .string(channel),
+            "outcome": .string(outcome),
             "attempt": .number(Double(attempt)),
         ]
         if let deviceId { o["deviceId"] = .string(deviceId) }
@@ -31,7 +36,7 @@ enum EventLogData {
         o.add("attempt", attempt)
         o.add("channel", channel)
         o.add("deviceId", deviceId)
-        o.add("notificationId", notificationId)
+        o.add("notificationId", NotificationKey.publicID(of: notificationId))
         o.add("outcome", outcome)
         o.add("reason", reason)
         return o.text
@@ -40,7 +45,8 @@ enum EventLogData {
     /// A lifecycle kind, as recorded.
     static func lifecycle(_ event: LifecycleEvent) -> JSONValue {
         var o: [String: JSONValue] = [
-            "notificationId": .string(event.notificationId), "kind": .string(event.kind.rawValue),
+            "notificationId": .string(NotificationKey.publicID(of: event.notificationId)),
+            "kind": .string(event.kind.rawValue),
         ]
         if let a = event.actionId { o["action"] = .string(a) }
         if let d = event.deviceId { o["deviceId"] = .string(d) }

@@ -115,6 +115,10 @@ public protocol HeraldStore: Sendable {
     /// The namespaces with at least one device among those `patterns` cover (exact names, or a
     /// prefix before a trailing `*`), reading only those namespaces' rows.
     func deviceNamespaces(covering patterns: [String]) throws -> Set<String>
+    /// The stored notifications a client's id names, with their namespaces: the one stored under
+    /// the id itself and those stored under a scoped key of it (``NotificationKey``), at most one per
+    /// namespace.
+    func notificationKeys(publicID: String) throws -> [(key: String, namespace: String)]
     /// The `pending` and `retry` deliveries counted per namespace of their notification.
     func outstandingCountsByNamespace() throws -> [String: (pending: Int, retry: Int)]
     /// The devices of `namespace` with these (deviceId, platform) keys; unknown keys are left out.
@@ -148,6 +152,12 @@ public protocol HeraldStore: Sendable {
 }
 
 extension HeraldStore {
+    /// See ``HeraldStore``: the plain key only (SQLiteStore and PostgresStore find scoped keys too).
+    public func notificationKeys(publicID: String) throws -> [(key: String, namespace: String)] {
+        guard let stored = try notification(id: publicID) else { return [] }
+        return [(publicID, stored.notification.namespace)]
+    }
+
     /// See ``HeraldStore``: from every device (SQLiteStore and PostgresStore read only the covered
     /// namespaces).
     public func deviceNamespaces(covering patterns: [String]) throws -> Set<String> {

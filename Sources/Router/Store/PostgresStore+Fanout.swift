@@ -136,6 +136,18 @@ extension PostgresStore {
             """)
     }
 
+    /// See ``HeraldStore``: the plain key by the primary key, scoped ones by their partial index.
+    public func notificationKeys(publicID: String) throws -> [(key: String, namespace: String)] {
+        try call {
+            try db.query(
+                """
+                SELECT id, namespace FROM notifications WHERE id = \(publicID)
+                UNION ALL SELECT id, namespace FROM notifications WHERE public_id = \(publicID)
+                """
+            ).compactMap { row in row.string("id").flatMap { id in row.string("namespace").map { (id, $0) } } }
+        }
+    }
+
     /// See ``HeraldStore``: one indexed probe per exact name, a `LIKE` on the primary key's first
     /// column per prefix (filtered here again, so the database's collation cannot widen it).
     public func deviceNamespaces(covering patterns: [String]) throws -> Set<String> {

@@ -125,6 +125,12 @@ public final class PostgresStore: HeraldStore {
         CREATE INDEX deliveries_pending_id ON deliveries(id) WHERE state = 'pending';
         CREATE INDEX deliveries_pending_step ON deliveries(notification_id, step) WHERE state = 'pending';
         """,
+        // 3: ids unique per namespace (NotificationKey): a notification stored under a scoped key
+        // keeps the client's id here, found by its partial index; plain keys leave it NULL.
+        """
+        ALTER TABLE notifications ADD COLUMN public_id TEXT;
+        CREATE INDEX notifications_public_id ON notifications(public_id) WHERE public_id IS NOT NULL;
+        """,
     ]
 
     /// Applies the missing migrations under an advisory lock, so processes starting together
@@ -326,8 +332,9 @@ public final class PostgresStore: HeraldStore {
         do {
             try c.run(
                 """
-                INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
-                VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
+                INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at, public_id)
+                VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at),
+                  \(NotificationKey.isScoped(n.id) ? NotificationKey.publicID(of: n.id) : nil))
                 """)
         } catch {
             // `run` throws only PostgresError.

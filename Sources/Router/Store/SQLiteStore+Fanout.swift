@@ -145,8 +145,9 @@ extension SQLiteStore {
         do {
             try c.run(
                 """
-                INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at)
-                VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at))
+                INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at, public_id)
+                VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at),
+                  \(NotificationKey.isScoped(n.id) ? NotificationKey.publicID(of: n.id) : nil))
                 """)
         } catch {
             if error.isConstraintViolation { throw StoreError.duplicateNotification(n.id) }
@@ -195,6 +196,16 @@ extension SQLiteStore {
     /// See ``HeraldStore``: one `GROUP BY` query.
     public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
         try db.withConnection { c in try SQLiteStore.platformCounts(namespace: namespace, c) }
+    }
+
+    /// See ``HeraldStore``: the plain key by the primary key, scoped ones by their partial index.
+    public func notificationKeys(publicID: String) throws -> [(key: String, namespace: String)] {
+        try db.query(
+            """
+            SELECT id, namespace FROM notifications WHERE id = \(publicID)
+            UNION ALL SELECT id, namespace FROM notifications WHERE public_id = \(publicID)
+            """
+        ).compactMap { row in row.string("id").flatMap { id in row.string("namespace").map { (id, $0) } } }
     }
 
     /// See ``HeraldStore``: one indexed probe per exact name, a range of the primary key per prefix.

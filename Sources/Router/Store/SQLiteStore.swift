@@ -343,6 +343,14 @@ public final class SQLiteStore: HeraldStore {
             sql: """
                 CREATE INDEX deliveries_pending ON deliveries(id) WHERE state = 'pending';
                 """),
+        // Ids unique per namespace (NotificationKey): a notification stored under a scoped key keeps
+        // the client's id here, found by its partial index; plain keys leave it NULL.
+        SQLiteMigration(
+            version: 4,
+            sql: """
+                ALTER TABLE notifications ADD COLUMN public_id TEXT;
+                CREATE INDEX notifications_public_id ON notifications(public_id) WHERE public_id IS NOT NULL;
+                """),
     ]
 
     // MARK: Encoding helpers

@@ -226,7 +226,7 @@ public struct HistoryEntry: Sendable {
     /// JSON for `herald history --format json`.
     public var json: JSONValue {
         var o: [String: JSONValue] = [:]
-        o["id"] = .string(notification.id)
+        o["id"] = .string(NotificationKey.publicID(of: notification.id))
         o["namespace"] = .string(notification.namespace)
         o["type"] = .string(notification.type)
         o["title"] = notification.title.map { .string($0) } ?? .null
