@@ -75,24 +75,49 @@ import Testing
         var settings = Self.settings()
         settings.maxConnections = 4
         try await withServer(settings) { h in
-            var held = try (0..<4).map { i in try RawConnection(port: h.port, source: "127.0.0.\(10 + i)") }
+            // Held by event streams (a slow head would be cut while the server is full).
+            var held: [SSEClient] = []
+            for _ in 0..<4 {
+                held.append(try await SSEClient.open(port: h.port, path: "/v1/events", token: ServerHarness.admin))
+            }
+            #expect(held.allSatisfy { $0.head.status == 200 })
             try await Self.waitForOpen(4) { h.server.openConnections }
-            let (refused, refusedClosed) = try await Self.exchange(
-                h.port, Self.get("/v1/devices"), source: "127.0.0.20")
+            let (refused, refusedClosed) = try await Self.exchange(h.port, Self.get("/v1/devices"))
             #expect(refused.status == 503)
             #expect(refused.errorCode == "too_many_connections")
+            #expect(refused.headers["retry-after"] == "1")
             #expect(refusedClosed)
             let (health, healthClosed) = try await Self.exchange(h.port, Self.get("/healthz", token: nil))
             #expect(health.status == 200)
+            #expect(health.json?["status"] as? String == "ok")
             #expect(healthClosed)
             // A reserve connection's answer closes it, so the reserve is free again.
             let (again, _) = try await Self.exchange(h.port, Self.get("/healthz", token: nil))
             #expect(again.status == 200)
-            // Once the held connections go, everything is served again.
+            // Once the streams go, everything is served again.
+            for c in held { c.close() }
             held.removeAll()
             try await Self.waitForOpen(0) { h.server.openConnections }
             let (served, _) = try await Self.exchange(h.port, Self.get("/v1/devices", close: true))
             #expect(served.status == 200)
+        }
+    }
+
+    @Test func whileFullASlowHeadGetsTheShortDeadline() async throws {
+        var settings = Self.settings()
+        settings.maxConnections = 2
+        try await withServer(settings) { h in
+            let stream = try await SSEClient.open(port: h.port, path: "/v1/events", token: ServerHarness.admin)
+            #expect(stream.head.status == 200)
+            // The second connection fills the server; its head never comes. header-timeout is 300 s,
+            // but while the server is full a head has the reserve's 2 s.
+            let cut = try await RawHTTP.offPool { [port = h.port] in
+                let c = try RawConnection(port: port, timeout: 180)
+                try c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                return c.closesWithoutMore()
+            }
+            #expect(cut)
+            stream.close()
         }
     }
 

@@ -238,11 +238,17 @@ public final class MicroHTTPServer: Sendable {
         let reserveHeadLimit = min(options.reserveHeaderDeadline, options.headerDeadline)
         let idle = Duration.seconds(max(1, options.idleTimeoutSeconds))
         connections.withLock { table in
+            // While the server is full, every connection waiting for a head (new or kept alive) has
+            // the reserve's short deadline: a flood of slow heads is then cut every few seconds, so
+            // the listen backlog drains and a health check that sends its head at once gets in.
+            let full = table.entries.count >= max(1, options.maxConnections)
             for (_, entry) in table.entries {
                 guard let since = entry.since else { continue }
                 var limit = requestLimit
                 if !entry.headDone {
-                    let head = (entry.reserve == nil ? headLimit : reserveHeadLimit) + (entry.keptAlive ? idle : .zero)
+                    let head =
+                        full || entry.reserve != nil
+                        ? reserveHeadLimit : headLimit + (entry.keptAlive ? idle : .zero)
                     limit = min(limit, head)
                 }
                 if now - since > limit {

@@ -34,7 +34,8 @@ public struct ServerOptions: Sendable {
     public var reservePerClient: Int = 2
     /// Paths (`GET` or `HEAD`) a reserve connection may ask for.
     public var reservePaths: Set<String> = ["/healthz"]
-    /// The head deadline of a reserve connection (at most ``headerDeadline``).
+    /// The head deadline of a reserve connection (at most ``headerDeadline``); while
+    /// ``maxConnections`` are open, of every connection waiting for a head (kept-alive idle ones too).
     public var reserveHeaderDeadline: Duration = .seconds(2)
     /// The largest request head (request line and headers) handled; larger ones get
     /// ``ServerRejection/headTooLarge(limit:)``. libmicrohttpd gets a per-connection memory pool
