@@ -1,11 +1,12 @@
 import Dispatch
 import Foundation
 import HeraldMHD
-import HeraldServer
 import HeraldSync
 import Router
 import Synchronization
 import Testing
+
+@testable import HeraldServer
 
 #if canImport(Glibc)
     import Glibc
@@ -231,19 +232,15 @@ import Testing
             let waiting = Task {
                 try await h.request("GET", "/v1/notifications/lp-1/action?timeout=300", token: ServerHarness.reader)
             }
-            // Until the first poll waits, a second one gets its slot and answers 204 at once.
-            var second = 0
-            for _ in 0..<600 {
-                let r = try await h.request(
-                    "GET", "/v1/notifications/lp-1/action?timeout=0", token: ServerHarness.reader)
-                second = r.status
-                if second == 429 {
-                    #expect(r.errorCode == "too_many_long_polls")
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(50))
+            // Once the first poll waits (it holds the reader's one slot), a second one is refused.
+            for _ in 0..<6000 where h.server.api.tokenSlots.withLock({ $0.polls["reader"] }) != 1 {
+                try await Task.sleep(for: .milliseconds(10))
             }
-            #expect(second == 429)
+            let second = try await h.request(
+                "GET", "/v1/notifications/lp-1/action?timeout=0", token: ServerHarness.reader)
+            #expect(second.status == 429)
+            #expect(second.errorCode == "too_many_long_polls")
+            #expect(second.headers["retry-after"] == "5")
             // Another token is not limited by the reader's poll.
             let admin = try await h.request("GET", "/v1/notifications/lp-1/action?timeout=0")
             #expect(admin.status == 204)
