@@ -79,6 +79,8 @@ public final class MicroHTTPServer: Sendable {
         } else {
             throw ServerError("listen address '\(host)' is not a numeric IPv4 or IPv6 address")
         }
+        MicroHTTPServer.raiseDescriptorLimit(
+            to: max(1, options.maxConnections) + max(0, options.reserveConnections) + 256)
         let box = Box()
         let unmanaged = Unmanaged.passRetained(box)
         let cls = unmanaged.toOpaque()
@@ -117,6 +119,16 @@ public final class MicroHTTPServer: Sendable {
     /// the server alive (the daemon holds it until ``stop(grace:)``).
     final class Box: @unchecked Sendable {
         weak var server: MicroHTTPServer?
+    }
+
+    /// Raises the process's soft limit on open files towards `wanted` (at most to the hard limit), so
+    /// ``ServerOptions/maxConnections`` is not cut short by a default of 1024 descriptors.
+    static func raiseDescriptorLimit(to wanted: Int) {
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+        _ = setrlimit(resource, &limit)
     }
 
     static func withOptionalCString<T>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
