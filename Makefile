@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build release demo test test-loaded test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-smoke format lint clean
+.PHONY: deps build release demo test test-loaded test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-smoke attack-connections attack-front format lint clean
 
 SWIFT ?= swift
 
@@ -56,6 +56,17 @@ bench: deps
 # herald serve beside its libmicrohttpd floor: accepted sends, registrations, event-stream fan-out.
 bench-serve: deps
 	@bash scripts/bench/serve.sh
+
+# Issue 30: connection floods (slowloris, event streams; 1,100 connections each) on a local debug
+# herald, with /healthz probed during each (RELIABILITY.md, "Attack: connections").
+attack-connections: deps
+	$(SWIFT) build --product herald
+	@python3 scripts/attack/connections.py
+
+# Issue 30: the shipped nginx front (without TLS) refuses what libmicrohttpd answers badly, in JSON.
+attack-front: deps
+	$(SWIFT) build --product herald
+	@python3 scripts/attack/nginx_front.py
 
 # Issue 18: drain throughput on PostgreSQL (1, 2, 4 workers) beside SQLite, the pgbench floor, persist.
 bench-pg: deps

@@ -24,6 +24,9 @@ public final class HeraldAPI: Sendable {
     private let tailStorage = Locked<EventLogTail?>(nil)
     let stopping = Locked(false)
     let streams = Locked<[ObjectIdentifier: ResponseStream]>([:])
+    /// Open event streams and waiting long polls, per token name (`max-streams-per-token`,
+    /// `max-long-polls-per-token`).
+    let tokenSlots = Locked<(streams: [String: Int], polls: [String: Int])>(([:], [:]))
     /// Monotonic seconds (the rate limiter's time; tests inject one).
     let now: @Sendable () -> Double
     /// Where event-stream writers run (the server's handler threads); nil: the global executor.
@@ -628,6 +631,38 @@ public final class HeraldAPI: Sendable {
         return HeraldAPI.json(201, ["event": event.json])
     }
 
+    /// Takes one of the token's stream or long-poll slots, or throws 429 when it holds its limit.
+    func takeSlot(_ token: APIToken, stream: Bool) throws {
+        let limit = settings.withLock { stream ? $0.server.maxStreamsPerToken : $0.server.maxLongPollsPerToken }
+        let taken = tokenSlots.withLock { slots -> Bool in
+            let held = (stream ? slots.streams[token.name] : slots.polls[token.name]) ?? 0
+            guard held < limit else { return false }
+            if stream { slots.streams[token.name] = held + 1 } else { slots.polls[token.name] = held + 1 }
+            return true
+        }
+        guard taken else {
+            throw APIError(
+                429, stream ? "too_many_streams" : "too_many_long_polls",
+                stream
+                    ? "token \(token.name) has max-streams-per-token (\(limit)) event streams open"
+                    : "token \(token.name) has max-long-polls-per-token (\(limit)) long polls waiting",
+                headers: [("Retry-After", "5"), ("Connection", "close")])
+        }
+    }
+
+    /// Gives a slot of ``takeSlot(_:stream:)`` back.
+    func releaseSlot(_ token: APIToken, stream: Bool) {
+        tokenSlots.withLock { slots in
+            if stream {
+                let left = (slots.streams[token.name] ?? 1) - 1
+                slots.streams[token.name] = left > 0 ? left : nil
+            } else {
+                let left = (slots.polls[token.name] ?? 1) - 1
+                slots.polls[token.name] = left > 0 ? left : nil
+            }
+        }
+    }
+
     func waitForAction(_ request: ServerRequest, id: String, token: APIToken) async throws -> ServerResponse {
         var seconds = 30
         if let t = request.query["timeout"] {
@@ -637,6 +672,8 @@ public final class HeraldAPI: Sendable {
             seconds = n
         }
         let key = try visibleEntry(id, token: token, request: request).notification.id
+        try takeSlot(token, stream: false)
+        defer { releaseSlot(token, stream: false) }
         // Woken by this process's router events; the store is read at least once a second, so an
         // action recorded by another process sharing the store (`herald event`) is seen too.
         let deadline = ContinuousClock.now + .seconds(seconds)
@@ -688,11 +725,20 @@ public final class HeraldAPI: Sendable {
         } else {
             since = try router.store.lastEventSequence()
         }
+        let headers: [(name: String, value: String)] = [
+            ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
+        ]
+        // HEAD: the head only, no stream and no slot.
+        if request.method == "HEAD" { return ServerResponse(status: 200, headers: headers) }
+        let tail = try eventLogTail()
+        try takeSlot(token, stream: true)
         let stream = ResponseStream()
         let key = ObjectIdentifier(stream)
         streams.withLock { $0[key] = stream }
-        stream.onClose { [weak self] in _ = self?.streams.withLock { $0.removeValue(forKey: key) } }
-        let tail = try eventLogTail()
+        stream.onClose { [weak self] in
+            self?.releaseSlot(token, stream: true)
+            _ = self?.streams.withLock { $0.removeValue(forKey: key) }
+        }
         let signal = self.signal
         let (keepalive, stall) = settings.withLock { ($0.server.keepalive, $0.server.idleTimeout) }
         Task(executorPreference: executor) { [weak self] in
@@ -748,11 +794,7 @@ public final class HeraldAPI: Sendable {
                     after: generation, timeout: min(.seconds(1), max(.milliseconds(10), untilKeepalive)))
             }
         }
-        return ServerResponse(
-            status: 200,
-            headers: [
-                ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
-            ], body: .stream(stream))
+        return ServerResponse(status: 200, headers: headers, body: .stream(stream))
     }
 
     // MARK: Web Push key and channel webhooks

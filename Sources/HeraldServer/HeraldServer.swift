@@ -15,6 +15,8 @@ public final class HeraldServer: Sendable {
     public var port: Int { http.port }
     /// Whether it serves HTTPS.
     public var isTLS: Bool { http.isTLS }
+    /// How many connections are open now (reserve connections included).
+    public var openConnections: Int { http.openConnections }
 
     /// Starts serving `router` with `server`. Throws ``ServerError`` when it cannot listen or read
     /// the TLS files.
@@ -27,6 +29,9 @@ public final class HeraldServer: Sendable {
         options.executor = executor
         options.maxBody = server.maxBody
         options.requestDeadline = server.requestTimeout
+        options.headerDeadline = server.headerTimeout
+        options.maxConnections = server.maxConnections
+        options.maxConnectionsPerClient = server.maxConnectionsPerClient
         options.idleTimeoutSeconds = max(1, Int(server.idleTimeout.components.seconds))
         if let tls = server.tls {
             do {
@@ -43,6 +48,23 @@ public final class HeraldServer: Sendable {
             case .bodyTooLarge(let limit):
                 APIError(413, "payload_too_large", "the body is over max-body (\(limit) bytes)").response
             case .shuttingDown: APIError.unavailable("shutting down").response
+            case .badFraming(let why): APIError(400, "bad_request", why).response
+            case .unsupportedTransferEncoding: APIError(501, "not_implemented", reason.message).response
+            case .headTooLarge: APIError(431, "header_too_large", reason.message).response
+            case .uriTooLong: APIError(414, "uri_too_long", reason.message).response
+            case .tooManyConnections(let limit):
+                APIError(
+                    503, "too_many_connections",
+                    "the server has max-connections (\(limit)) open; only GET /healthz is served on this one",
+                    headers: [("Retry-After", "1")]
+                ).response
+            case .tooManyConnectionsFromClient(let limit):
+                APIError(
+                    503, "too_many_connections",
+                    "this client address has max-connections-per-client (\(limit)) open; "
+                        + "only GET /healthz is served on this one",
+                    headers: [("Retry-After", "1")]
+                ).response
             }
         }
         self.api = api
@@ -58,7 +80,8 @@ public final class HeraldServer: Sendable {
         forwarder = api.forwardRouterEvents()
     }
 
-    /// Swaps tokens and limits (SIGHUP); connections and event streams stay open.
+    /// Swaps tokens and limits (SIGHUP); connections and event streams stay open. The connection
+    /// limits and timeouts stay as they were at start.
     public func reload(server: ServerConfig) { api.reload(server: server) }
 
     /// Stops accepting, lets requests in flight finish (up to `grace`), ends event streams, stops.

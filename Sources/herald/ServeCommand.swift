@@ -40,6 +40,11 @@ enum ServeCommand {
         if new.maxBody != old.maxBody { changed.append("max-body") }
         if new.requestTimeout != old.requestTimeout { changed.append("request-timeout") }
         if new.idleTimeout != old.idleTimeout { changed.append("idle-timeout") }
+        if new.headerTimeout != old.headerTimeout { changed.append("header-timeout") }
+        if new.maxConnections != old.maxConnections { changed.append("max-connections") }
+        if new.maxConnectionsPerClient != old.maxConnectionsPerClient {
+            changed.append("max-connections-per-client")
+        }
         guard changed.isEmpty else {
             throw ConfigError(
                 file: file, mark: new.listenMark,

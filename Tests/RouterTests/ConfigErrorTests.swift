@@ -117,6 +117,17 @@ import Testing
             name: "unknown http key",
             yaml: "version: 1\nhttp:\n  loops: 2\n" + ok.dropFirst("version: 1\n".count),
             line: 3, column: 3, message: "unknown key 'loops' in http (expected event-loops, connections-per-host)"),
+        Case(
+            name: "server limit out of range",
+            yaml: "version: 1\nserver:\n  max-connections-per-client: 0\n" + ok.dropFirst("version: 1\n".count),
+            line: 3, column: 31, message: "server.max-connections-per-client must be in 1...100000, got 0"),
+        Case(
+            name: "unknown server key",
+            yaml: "version: 1\nserver:\n  header-timout: 5s\n" + ok.dropFirst("version: 1\n".count),
+            line: 3, column: 3,
+            message: "unknown key 'header-timout' in server (expected listen, tls, max-body, tokens, rate-limit, "
+                + "metrics, request-timeout, header-timeout, idle-timeout, keepalive, max-connections, "
+                + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token)"),
     ]
 
     static func load(_ yaml: String) throws -> HeraldConfig {

@@ -22,6 +22,8 @@ import Testing
         #expect(s.host == "127.0.0.1" && s.port == 8686 && s.isLoopback)
         #expect(s.maxBody == 65536 && s.tokens.isEmpty && s.metricsPublic)
         #expect(s.ratePerSecond == 50 && s.burst == 200)
+        #expect(s.maxConnections == 1000 && s.maxConnectionsPerClient == 64 && s.headerTimeout == .seconds(10))
+        #expect(s.maxStreamsPerToken == 32 && s.maxLongPollsPerToken == 32)
     }
 
     @Test func everyKeyIsRead() throws {
@@ -39,6 +41,11 @@ import Testing
               request-timeout: 2s
               idle-timeout: 3s
               keepalive: 500ms
+              header-timeout: 4s
+              max-connections: 200
+              max-connections-per-client: 10
+              max-streams-per-token: 5
+              max-long-polls-per-token: 6
             """, environment: ["HUB_SHA": Self.hash.uppercased()])
         #expect(s.host == "::1" && s.port == 9000 && s.isLoopback)
         #expect(s.maxBody == 1 << 20)
@@ -50,6 +57,8 @@ import Testing
         #expect(s.requestTimeout == .seconds(2) && s.idleTimeout == .seconds(3) && s.keepalive == .milliseconds(500))
         #expect(s.tokens[0].covers("team-a") && s.tokens[0].covers("default") && !s.tokens[0].covers("team"))
         #expect(s.tokens[0].exactNamespaces == nil)
+        #expect(s.headerTimeout == .seconds(4) && s.maxConnections == 200 && s.maxConnectionsPerClient == 10)
+        #expect(s.maxStreamsPerToken == 5 && s.maxLongPollsPerToken == 6)
     }
 
     struct Case: Sendable, CustomStringConvertible {
@@ -89,6 +98,28 @@ import Testing
                 "  tokens:\n    - { name: a, sha256: \(hash), scopes: [read] }\n    - { name: a, sha256: \(hash), scopes: [read] }",
             line: 10, column: 15, message: "token name 'a' is used twice"),
         Case(yaml: "  request-timeout: 0s", line: 8, column: 20, message: "must be more than 0"),
+        Case(yaml: "  header-timeout: 0s", line: 8, column: 19, message: "server.header-timeout must be more than 0"),
+        Case(yaml: "  header-timeout: soon", line: 8, column: 19, message: "server.header-timeout must be a duration"),
+        Case(
+            yaml: "  max-connections: 0", line: 8, column: 20,
+            message: "server.max-connections must be in 1...100000, got 0"),
+        Case(
+            yaml: "  max-connections: lots", line: 8, column: 20, message: "server.max-connections must be an integer"),
+        Case(
+            yaml: "  max-connections-per-client: -1", line: 8, column: 31,
+            message: "server.max-connections-per-client must be in 1...100000, got -1"),
+        Case(
+            yaml: "  max-streams-per-token: 0", line: 8, column: 26,
+            message: "server.max-streams-per-token must be in 1...100000, got 0"),
+        Case(
+            yaml: "  max-long-polls-per-token: 1000001", line: 8, column: 29,
+            message: "server.max-long-polls-per-token must be in 1...100000, got 1000001"),
+        Case(
+            yaml: "  max-conections: 5", line: 8, column: 3,
+            message:
+                "unknown key 'max-conections' in server (expected listen, tls, max-body, tokens, rate-limit, metrics, "
+                + "request-timeout, header-timeout, idle-timeout, keepalive, max-connections, "
+                + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token)"),
     ]
 
     @Test(arguments: cases) func errorsNameTheirPosition(_ c: Case) throws {

@@ -30,11 +30,27 @@ final class RawConnection: @unchecked Sendable {
     var pending: [UInt8] = []
     static let queue = DispatchQueue(label: "raw-http", attributes: .concurrent)
 
-    init(port: Int, timeout: Double = 180) throws {
+    /// Connects to 127.0.0.1:`port`, from the loopback address `source` when given (127.0.0.2, …:
+    /// another client address for the server's per-client limits).
+    init(port: Int, timeout: Double = 180, source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError(description: "socket failed") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - floor(timeout)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let b = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard b == 0 else {
+                close(fd)
+                throw RawHTTPError(description: "bind to \(source) failed: \(errno)")
+            }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -144,6 +160,16 @@ final class RawConnection: @unchecked Sendable {
             pending = []
         }
         return RawResponse(status: status, headers: headers, body: body)
+    }
+
+    /// Whether the server closes the connection without sending another byte (within the receive
+    /// timeout).
+    func closesWithoutMore() -> Bool {
+        guard pending.isEmpty else { return false }
+        var buf = [UInt8](repeating: 0, count: 4096)
+        let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n == 0 { return true }
+        return n < 0 && errno == ECONNRESET
     }
 
     /// Whether the server closed the connection within the receive timeout.

@@ -62,6 +62,10 @@ server:
   listen: 127.0.0.1:$PORT
   max-body: 64KiB
   rate-limit: { per-token: 10000000/s, burst: 1000000 }
+  # Every bench client is 127.0.0.1 and uses one token: lift the connection and stream limits.
+  max-connections: 4000
+  max-connections-per-client: 4000
+  max-streams-per-token: 4000
   tokens:
     - { name: bench, sha256: $hash, namespaces: ["bench"], scopes: [send, devices, events, read] }
 channels:

@@ -1,4 +1,7 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
 
@@ -35,6 +38,33 @@ static inline struct MHD_Daemon *herald_mhd_start(
 static inline int herald_mhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : info->connect_fd;
+}
+
+/** The client's numeric address (IPv4 dotted, IPv6 text) written into `out` (NUL-terminated); 0 when
+    unknown (`out` is then ""). An IPv4-mapped IPv6 address is written as IPv4, so one client has one key. */
+static inline int herald_mhd_client_address(struct MHD_Connection *connection, char *out, size_t len) {
+    if (len == 0) return 0;
+    out[0] = 0;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return 0;
+    const struct sockaddr *sa = info->client_addr;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+        return inet_ntop(AF_INET, &sin->sin_addr, out, (socklen_t)len) != NULL;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+        if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+            return inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], out, (socklen_t)len) != NULL;
+        return inet_ntop(AF_INET6, &sin6->sin6_addr, out, (socklen_t)len) != NULL;
+    }
+    return 0;
+}
+
+/** The size in bytes of the request head (request line and headers) received on `connection`, or 0. */
+static inline size_t herald_mhd_request_head_size(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
 }
 
 /** The port the daemon listens on, or 0. */

@@ -332,12 +332,23 @@ public enum ConfigLoader {
                     }
                 case "request-timeout":
                     server.requestTimeout = try positive(e.value, "server.request-timeout")
+                case "header-timeout": server.headerTimeout = try positive(e.value, "server.header-timeout")
                 case "idle-timeout": server.idleTimeout = try positive(e.value, "server.idle-timeout")
                 case "keepalive": server.keepalive = try positive(e.value, "server.keepalive")
+                case "max-connections":
+                    server.maxConnections = try bounded(e.value, "server.max-connections", 1...100_000)
+                case "max-connections-per-client":
+                    server.maxConnectionsPerClient = try bounded(
+                        e.value, "server.max-connections-per-client", 1...100_000)
+                case "max-streams-per-token":
+                    server.maxStreamsPerToken = try bounded(e.value, "server.max-streams-per-token", 1...100_000)
+                case "max-long-polls-per-token":
+                    server.maxLongPollsPerToken = try bounded(e.value, "server.max-long-polls-per-token", 1...100_000)
                 default:
                     throw e.keyNode.error(
                         "unknown key '\(e.key)' in server (expected listen, tls, max-body, tokens, rate-limit, metrics, "
-                            + "request-timeout, idle-timeout, keepalive)")
+                            + "request-timeout, header-timeout, idle-timeout, keepalive, max-connections, "
+                            + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token)")
                 }
             }
             return server

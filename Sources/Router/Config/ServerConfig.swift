@@ -26,8 +26,19 @@ public struct ServerConfig: Sendable {
     public var metricsPublic = true
     /// How long a client has to send one whole request (headers and body).
     public var requestTimeout: Duration = .seconds(30)
+    /// How long a client has to send a request's head (request line and headers): from the
+    /// connection's start, or on a kept-alive connection from the previous answer plus `idleTimeout`.
+    public var headerTimeout: Duration = .seconds(10)
     /// How long an idle connection is kept.
     public var idleTimeout: Duration = .seconds(15)
+    /// Connections served at once (16 more are kept for `GET /healthz`); read at start.
+    public var maxConnections = 1000
+    /// Connections one client address may hold at once; read at start.
+    public var maxConnectionsPerClient = 64
+    /// Event streams (`GET /v1/events`) one token may hold open at once.
+    public var maxStreamsPerToken = 32
+    /// Long polls (`GET /v1/notifications/{id}/action`) one token may have waiting at once.
+    public var maxLongPollsPerToken = 32
     /// How often an event stream sends a `: keepalive` comment.
     public var keepalive: Duration = .seconds(15)
 

@@ -23,8 +23,8 @@ public final class MicroHTTPServer: Sendable {
     let options: ServerOptions
     /// The daemon (bit pattern), nil once stopped.
     private let daemon = Locked<Int?>(nil)
-    /// Open connections by their pointer's bit pattern: socket and when the current request began.
-    let connections = Locked<[Int: ConnectionEntry]>([:])
+    /// Open connections by their pointer's bit pattern, and how many each client address holds.
+    let connections = Locked(ConnectionTable())
     /// Requests whose handler is running: the task, and the request's state (to answer it at stop).
     let running = Locked<[ObjectIdentifier: (task: Task<Void, Never>, context: RequestContext)]>([:])
     /// Streams not yet closed.
@@ -79,6 +79,8 @@ public final class MicroHTTPServer: Sendable {
         } else {
             throw ServerError("listen address '\(host)' is not a numeric IPv4 or IPv6 address")
         }
+        MicroHTTPServer.raiseDescriptorLimit(
+            to: max(1, options.maxConnections) + max(0, options.reserveConnections) + 256)
         let box = Box()
         let unmanaged = Unmanaged.passRetained(box)
         let cls = unmanaged.toOpaque()
@@ -91,8 +93,9 @@ public final class MicroHTTPServer: Sendable {
                         herald_mhd_start(
                             flags, sa, MicroHTTPServer.accessCallback, MicroHTTPServer.completedCallback,
                             MicroHTTPServer.notifyCallback, cls, UInt32(threads),
-                            UInt32(clamping: max(1, options.idleTimeoutSeconds)), 0,
-                            UInt32(clamping: max(0, options.connectionLimit)), c, k)
+                            UInt32(clamping: max(1, options.idleTimeoutSeconds)),
+                            max(32 * 1024, 2 * options.maxHeadBytes),
+                            UInt32(clamping: max(1, options.maxConnections) + max(0, options.reserveConnections)), c, k)
                     }
                 }
             }
@@ -116,6 +119,16 @@ public final class MicroHTTPServer: Sendable {
     /// the server alive (the daemon holds it until ``stop(grace:)``).
     final class Box: @unchecked Sendable {
         weak var server: MicroHTTPServer?
+    }
+
+    /// Raises the process's soft limit on open files towards `wanted` (at most to the hard limit), so
+    /// ``ServerOptions/maxConnections`` is not cut short by a default of 1024 descriptors.
+    static func raiseDescriptorLimit(to wanted: Int) {
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+        _ = setrlimit(resource, &limit)
     }
 
     static func withOptionalCString<T>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
@@ -172,17 +185,44 @@ public final class MicroHTTPServer: Sendable {
 
     // MARK: Request deadline
 
+    /// Why a connection is a reserve connection (only health checks are served on it).
+    enum Reserve: Sendable, Equatable {
+        /// More than ``ServerOptions/maxConnections`` were open when it came.
+        case total
+        /// Its client held ``ServerOptions/maxConnectionsPerClient`` connections already.
+        case client
+    }
+
     /// One open connection.
     final class ConnectionEntry: @unchecked Sendable {
         let fd: Int32
+        /// The client's numeric address.
+        let client: String
+        /// Set when it was accepted past a limit.
+        let reserve: Reserve?
         /// When the request being received began (connection start or end of the previous
         /// response); nil while a request is handled or answered.
         var since: ContinuousClock.Instant?
-        init(fd: Int32, since: ContinuousClock.Instant?) {
+        /// Whether the current request's head has arrived.
+        var headDone = false
+        /// Whether a request was answered on it before (the head deadline then adds the idle time).
+        var keptAlive = false
+        init(fd: Int32, client: String, reserve: Reserve?, since: ContinuousClock.Instant?) {
             self.fd = fd
+            self.client = client
+            self.reserve = reserve
             self.since = since
         }
     }
+
+    /// The open connections and the count per client address.
+    struct ConnectionTable {
+        var entries: [Int: ConnectionEntry] = [:]
+        var perClient: [String: Int] = [:]
+    }
+
+    /// How many connections are open (reserve ones included).
+    public var openConnections: Int { connections.withLock { $0.entries.count } }
 
     private func startDeadlineTimer() {
         // Its own thread, not a task: a busy concurrency pool must not delay the cut.
@@ -200,14 +240,30 @@ public final class MicroHTTPServer: Sendable {
         thread.start()
     }
 
-    /// Shuts down the socket of every connection whose request is past the deadline; libmicrohttpd
-    /// then sees the socket fail and closes the connection itself.
+    /// Shuts down the socket of every connection whose request is past the deadline (its head past
+    /// the head deadline, or the whole request past the request deadline); libmicrohttpd then sees
+    /// the socket fail and closes the connection itself.
     func cutLateConnections() {
         let now = ContinuousClock.now
-        let limit = options.requestDeadline
+        let requestLimit = options.requestDeadline
+        let headLimit = options.headerDeadline
+        let reserveHeadLimit = min(options.reserveHeaderDeadline, options.headerDeadline)
+        let idle = Duration.seconds(max(1, options.idleTimeoutSeconds))
         connections.withLock { table in
-            for (_, entry) in table {
-                if let since = entry.since, now - since > limit {
+            // While the server is full, every connection waiting for a head (new or kept alive) has
+            // the reserve's short deadline: a flood of slow heads is then cut every few seconds, so
+            // the listen backlog drains and a health check that sends its head at once gets in.
+            let full = table.entries.count >= max(1, options.maxConnections)
+            for (_, entry) in table.entries {
+                guard let since = entry.since else { continue }
+                var limit = requestLimit
+                if !entry.headDone {
+                    let head =
+                        full || entry.reserve != nil
+                        ? reserveHeadLimit : headLimit + (entry.keptAlive ? idle : .zero)
+                    limit = min(limit, head)
+                }
+                if now - since > limit {
                     entry.since = nil
                     shutdown(entry.fd, Int32(SHUT_RDWR))
                 }
@@ -219,7 +275,52 @@ public final class MicroHTTPServer: Sendable {
         guard let connection else { return }
         let key = Int(bitPattern: connection)
         let since: ContinuousClock.Instant? = receiving ? ContinuousClock.now : nil
-        connections.withLock { table in table[key]?.since = since }
+        connections.withLock { table in table.entries[key]?.since = since }
+    }
+
+    /// The head of the current request has arrived; returns why the connection is a reserve one.
+    func headReceived(_ connection: OpaquePointer) -> Reserve? {
+        let key = Int(bitPattern: connection)
+        return connections.withLock { table in
+            table.entries[key]?.headDone = true
+            return table.entries[key]?.reserve
+        }
+    }
+
+    /// Records a new connection, a reserve one past a limit; cuts it at once when its client holds
+    /// its limit and its reserve already.
+    func connectionStarted(_ connection: OpaquePointer) {
+        let key = Int(bitPattern: connection)
+        let fd = herald_mhd_connection_fd(connection)
+        let client = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer -> String in
+            guard let base = buffer.baseAddress, herald_mhd_client_address(connection, base, buffer.count) != 0 else {
+                return ""
+            }
+            return String(cString: base)
+        }
+        let perClient = max(1, options.maxConnectionsPerClient)
+        let cut = connections.withLock { table -> Bool in
+            let held = table.perClient[client, default: 0] + 1
+            table.perClient[client] = held
+            var reserve: Reserve?
+            if held > perClient {
+                reserve = .client
+            } else if table.entries.count + 1 > max(1, options.maxConnections) {
+                reserve = .total
+            }
+            table.entries[key] = ConnectionEntry(fd: fd, client: client, reserve: reserve, since: ContinuousClock.now)
+            return held > perClient + max(0, options.reservePerClient)
+        }
+        if cut, fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    func connectionClosed(_ connection: OpaquePointer) {
+        let key = Int(bitPattern: connection)
+        connections.withLock { table in
+            guard let entry = table.entries.removeValue(forKey: key) else { return }
+            let left = table.perClient[entry.client, default: 1] - 1
+            table.perClient[entry.client] = left > 0 ? left : nil
+        }
     }
 
     // MARK: Callbacks
@@ -231,12 +332,10 @@ public final class MicroHTTPServer: Sendable {
 
     static let notifyCallback: MHD_NotifyConnectionCallback = { cls, connection, _, toe in
         guard let server = MicroHTTPServer.server(cls), let connection else { return }
-        let key = Int(bitPattern: connection)
         if toe == .CONNECTION_NOTIFY_STARTED {
-            let fd = herald_mhd_connection_fd(connection)
-            server.connections.withLock { $0[key] = ConnectionEntry(fd: fd, since: ContinuousClock.now) }
+            server.connectionStarted(connection)
         } else {
-            _ = server.connections.withLock { $0.removeValue(forKey: key) }
+            server.connectionClosed(connection)
         }
     }
 
@@ -246,7 +345,15 @@ public final class MicroHTTPServer: Sendable {
             conCls.pointee = nil
         }
         // The next request on a kept-alive connection starts its deadline now.
-        MicroHTTPServer.server(cls)?.setReceiving(connection, true)
+        if let server = MicroHTTPServer.server(cls), let connection {
+            let key = Int(bitPattern: connection)
+            server.connections.withLock { table in
+                guard let entry = table.entries[key] else { return }
+                entry.since = ContinuousClock.now
+                entry.headDone = false
+                entry.keptAlive = true
+            }
+        }
     }
 
     static let accessCallback: MHD_AccessHandlerCallback = {
@@ -255,13 +362,25 @@ public final class MicroHTTPServer: Sendable {
         guard let existing = conCls.pointee else {
             let context = RequestContext(
                 method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/")
-            context.headers = values(connection, .HEADER_KIND, lowercase: true, join: true)
+            let fields = headerFields(connection)
+            for (name, value) in fields {
+                if let old = context.headers[name] {
+                    context.headers[name] = old + ", " + value
+                } else {
+                    context.headers[name] = value
+                }
+            }
             context.query = values(connection, .GET_ARGUMENT_KIND, lowercase: false, join: false)
             conCls.pointee = Unmanaged.passRetained(context).toOpaque()
+            let reserve = server.headReceived(connection)
+            if let reason = server.refusal(context, fields: fields, reserve: reserve, connection: connection) {
+                context.state = .answered
+                return server.reject(reason, context: context, on: connection)
+            }
+            if reserve != nil { context.closeAfter = true }
             if let length = context.headers["content-length"].flatMap({ Int($0) }), length > server.options.maxBody {
                 context.state = .answered
-                return server.queue(
-                    server.options.rejection(.bodyTooLarge(limit: server.options.maxBody)), on: connection)
+                return server.reject(.bodyTooLarge(limit: server.options.maxBody), context: context, on: connection)
             }
             return .YES
         }
@@ -289,12 +408,11 @@ public final class MicroHTTPServer: Sendable {
             server.setReceiving(connection, false)
             if context.tooLarge {
                 context.state = .answered
-                return server.queue(
-                    server.options.rejection(.bodyTooLarge(limit: server.options.maxBody)), on: connection)
+                return server.reject(.bodyTooLarge(limit: server.options.maxBody), context: context, on: connection)
             }
             if server.isStopping {
                 context.state = .answered
-                return server.queue(server.options.rejection(.shuttingDown), on: connection)
+                return server.reject(.shuttingDown, context: context, on: connection)
             }
             context.state = .handling
             let request = ServerRequest(
@@ -320,10 +438,68 @@ public final class MicroHTTPServer: Sendable {
         case .handling:
             guard let response = context.response.withLock({ $0.response }) else { return .YES }
             context.state = .answered
-            return server.queue(response, on: connection)
+            return server.queue(response, on: connection, context: context)
         case .answered:
             return .YES
         }
+    }
+
+    /// Why the request must be refused before the handler sees it, or nil: a head or target over its
+    /// limit, ambiguous framing (RFC 9112 §6.1, §6.3), or a reserve connection asking for more than a
+    /// health check. libmicrohttpd has all headers at the first access-handler call but has not acted
+    /// on the body yet, so an answer with `Connection: close` here is safe.
+    func refusal(_ context: RequestContext, fields: [(String, String)], reserve: Reserve?, connection: OpaquePointer)
+        -> ServerRejection?
+    {
+        let head = herald_mhd_request_head_size(connection)
+        if head > options.maxHeadBytes { return .headTooLarge(limit: options.maxHeadBytes) }
+        let target =
+            context.path.utf8.count + context.query.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }
+        if target > options.maxURIBytes { return .uriTooLong(limit: options.maxURIBytes) }
+        let lengths = fields.filter { $0.0 == "content-length" }.map(\.1)
+        let codings = fields.filter { $0.0 == "transfer-encoding" }.map(\.1)
+        if !codings.isEmpty {
+            let joined = codings.joined(separator: ", ")
+            if codings.count != 1 || joined.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" {
+                return .unsupportedTransferEncoding(joined)
+            }
+            if !lengths.isEmpty {
+                return .badFraming("Content-Length and Transfer-Encoding together (RFC 9112 §6.1)")
+            }
+        }
+        if lengths.count > 1 { return .badFraming("more than one Content-Length (RFC 9112 §6.3)") }
+        if let reserve,
+            !(context.method == "GET" || context.method == "HEAD") || !options.reservePaths.contains(context.path)
+        {
+            switch reserve {
+            case .total: return .tooManyConnections(limit: max(1, options.maxConnections))
+            case .client: return .tooManyConnectionsFromClient(limit: max(1, options.maxConnectionsPerClient))
+            }
+        }
+        return nil
+    }
+
+    /// Queues the answer for `reason`, closing the connection after it when the reason says so.
+    func reject(_ reason: ServerRejection, context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
+        if reason.closesConnection { context.closeAfter = true }
+        return queue(options.rejection(reason), on: connection, context: context)
+    }
+
+    /// The request's headers in the order received, names in lower case, repeats kept apart.
+    static func headerFields(_ connection: OpaquePointer) -> [(String, String)] {
+        final class Collector {
+            var fields: [(String, String)] = []
+        }
+        let collector = Collector()
+        _ = MHD_get_connection_values(
+            connection, .HEADER_KIND,
+            { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                let c = Unmanaged<Collector>.fromOpaque(cls).takeUnretainedValue()
+                c.fields.append((String(cString: key).lowercased(), value.map { String(cString: $0) } ?? ""))
+                return .YES
+            }, Unmanaged.passUnretained(collector).toOpaque())
+        return collector.fields
     }
 
     /// The key/value pairs of one kind (headers or query arguments).
@@ -357,10 +533,18 @@ public final class MicroHTTPServer: Sendable {
         return collector.values
     }
 
-    /// Queues `response` on `connection` (inside an access-handler call).
-    func queue(_ response: ServerResponse, on connection: OpaquePointer) -> MHD_Result {
+    /// Queues `response` on `connection` (inside an access-handler call). The answer to a `HEAD`
+    /// request has no body at all: a stream is closed unread and an empty answer goes instead
+    /// (libmicrohttpd 0.9.75 sends a chunk terminator after the head of a chunked `HEAD` answer).
+    func queue(_ response: ServerResponse, on connection: OpaquePointer, context: RequestContext) -> MHD_Result {
         let mhdResponse: OpaquePointer?
-        switch response.body {
+        var body = response.body
+        if context.method == "HEAD", case .stream(let stream) = body {
+            stream.finish()
+            stream.markClosed()
+            body = .bytes([])
+        }
+        switch body {
         case .bytes(let bytes):
             mhdResponse = bytes.withUnsafeBytes { raw in
                 MHD_create_response_from_buffer(
@@ -399,6 +583,9 @@ public final class MicroHTTPServer: Sendable {
         for (name, value) in response.headers {
             _ = MHD_add_response_header(mhdResponse, name, value)
         }
+        if context.closeAfter, response.header("connection") == nil {
+            _ = MHD_add_response_header(mhdResponse, "Connection", "close")
+        }
         return MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
     }
 
@@ -422,6 +609,8 @@ final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     var received = 0
     var tooLarge = false
+    /// Answer with `Connection: close` (a rejection, or a reserve connection).
+    var closeAfter = false
     var state = State.receiving
     /// Set by the handler's task (or by ``MicroHTTPServer/stop(grace:)``), read on the connection's
     /// thread after the resume; `resumed` makes sure the connection is resumed once.

@@ -69,4 +69,57 @@ public enum ServerRejection: Sendable, Equatable {
     case bodyTooLarge(limit: Int)
     /// The server is stopping (503).
     case shuttingDown
+    /// The request's framing is ambiguous (RFC 9112 §6): `Content-Length` with `Transfer-Encoding`,
+    /// or more than one `Content-Length` (400; the connection is closed).
+    case badFraming(String)
+    /// A `Transfer-Encoding` other than `chunked` (501; the connection is closed).
+    case unsupportedTransferEncoding(String)
+    /// The request head is larger than ``ServerOptions/maxHeadBytes`` (431; closed).
+    case headTooLarge(limit: Int)
+    /// The request target is longer than ``ServerOptions/maxURIBytes`` (414; closed).
+    case uriTooLong(limit: Int)
+    /// The request came on a reserve connection (more than ``ServerOptions/maxConnections`` are
+    /// open) and is not a health check (503; closed).
+    case tooManyConnections(limit: Int)
+    /// The request came on a connection past the client's ``ServerOptions/maxConnectionsPerClient``
+    /// and is not a health check (503; closed).
+    case tooManyConnectionsFromClient(limit: Int)
+
+    /// The HTTP status of the rejection.
+    public var status: Int {
+        switch self {
+        case .bodyTooLarge: 413
+        case .shuttingDown, .tooManyConnections, .tooManyConnectionsFromClient: 503
+        case .badFraming: 400
+        case .unsupportedTransferEncoding: 501
+        case .headTooLarge: 431
+        case .uriTooLong: 414
+        }
+    }
+
+    /// Whether the server closes the connection after the answer (every rejection but
+    /// ``bodyTooLarge(limit:)`` and ``shuttingDown``, whose connections stay usable).
+    public var closesConnection: Bool {
+        switch self {
+        case .bodyTooLarge, .shuttingDown: false
+        default: true
+        }
+    }
+
+    /// A sentence for people.
+    public var message: String {
+        switch self {
+        case .bodyTooLarge(let limit): "the body is over \(limit) bytes"
+        case .shuttingDown: "shutting down"
+        case .badFraming(let why): why
+        case .unsupportedTransferEncoding(let coding):
+            "Transfer-Encoding \(coding) is not supported (only chunked)"
+        case .headTooLarge(let limit): "the request head is over \(limit) bytes"
+        case .uriTooLong(let limit): "the request target is over \(limit) bytes"
+        case .tooManyConnections(let limit):
+            "the server has \(limit) connections open; this one only serves health checks"
+        case .tooManyConnectionsFromClient(let limit):
+            "this client has \(limit) connections open; this one only serves health checks"
+        }
+    }
 }
