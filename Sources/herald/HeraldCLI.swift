@@ -23,7 +23,7 @@ struct HeraldCLI {
           serve                                      run + the HTTP API (server: section)
           tokens new --name N [--namespaces a,b] [--scopes send,read]   a new API token and its config entry
           history [--namespace NS] [--id ID] [--limit N]
-          event --id ID --kind received|tapped|dismissed|action [--action A] [--device-id D]
+          event --id ID [--namespace NS] --kind received|tapped|dismissed|action [--action A] [--device-id D]
           keys vapid [--channel NAME]                print the VAPID public key
 
         config: -c FILE, else $HERALD_CONFIG, ./herald.yaml, $HERALD_HOME/herald.yaml (HERALD_HOME defaults to ~/.herald)
