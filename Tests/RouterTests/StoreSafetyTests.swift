@@ -133,6 +133,8 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             import sqlite3, sys
             db = sqlite3.connect(sys.argv[1])
             db.execute('DROP INDEX deliveries_pending')
+            db.execute('DROP INDEX notifications_public_id')
+            db.execute('ALTER TABLE notifications DROP COLUMN public_id')
             db.execute('PRAGMA user_version = 2')
             db.commit()
             """, [path])
@@ -147,8 +149,36 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             print(' | '.join(row[-1] for row in plan))
             """, [path])
         let lines = out.split(separator: "\n").map(String.init)
-        #expect(lines.first == "3")
+        #expect(lines.first == "4")  // every migration ran
         #expect(lines.last?.contains("deliveries_pending") == true, "query plan: \(out)")
+    }
+
+    /// Migration 4: a version-3 store gains `notifications.public_id`; its notifications stay
+    /// readable, and an id another namespace holds is then stored under a scoped key.
+    @Test func aVersion3StoreGainsThePublicIdColumn() throws {
+        let dir = try directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/herald.db"
+        let store = try SQLiteStore(path: path)
+        try store.insertNotification(
+            HeraldNotification(id: "old", namespace: "a", title: "t"), steps: [], deliveries: [], now: Date())
+        store.close()
+        _ = try python(
+            """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.execute('DROP INDEX notifications_public_id')
+            db.execute('ALTER TABLE notifications DROP COLUMN public_id')
+            db.execute('PRAGMA user_version = 3')
+            db.commit()
+            """, [path])
+        let migrated = try SQLiteStore(path: path)
+        defer { migrated.close() }
+        #expect(try migrated.notification(id: "old")?.notification.namespace == "a")
+        try migrated.insertNotification(
+            HeraldNotification(id: NotificationKey.scoped("old", namespace: "b"), namespace: "b", title: "t"),
+            steps: [], deliveries: [], now: Date())
+        #expect(try migrated.notificationKeys(publicID: "old").map(\.namespace).sorted() == ["a", "b"])
     }
 
     @Test func aStoreFromANewerHeraldIsRefused() throws {
@@ -160,7 +190,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('PRAGMA user_version = 99')\ndb.commit()",
             [path])
         let error = try refusal(path)
-        #expect(error == .newerSchema(path: path, version: 99, supported: 3))
+        #expect(error == .newerSchema(path: path, version: 99, supported: 4))
         #expect(error.description.contains("newer"))
     }
 

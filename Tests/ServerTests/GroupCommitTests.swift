@@ -98,13 +98,13 @@ import Testing
         }
     }
 
-    @Test func aDuplicateInsideOneBatchIsAReplayOrAConflictAndTheOthersCommit() async throws {
+    @Test func aDuplicateInsideOneBatchIsAReplayAnotherNamespacesIsItsOwnAndTheOthersCommit() async throws {
         try await Self.withHeldServer { h, store in
             store.hold()
             let filler = Self.post(h, "/v1/notifications?wait=none", [Self.notification("dup-filler")])
             try await Self.until { store.entered == 1 }
             // One batch, in this order: a, a again (same namespace: a replay), a in another namespace
-            // (a conflict), b.
+            // (ids are unique per namespace: its own notification, under a scoped key), b.
             var tasks: [Task<RawResponse, any Error>] = []
             for (n, body) in [
                 Self.notification("dup-a"), Self.notification("dup-a"), Self.notification("dup-a", namespace: "team-x"),
@@ -121,18 +121,27 @@ import Testing
             #expect(answers[1].status == 202, "\(answers[1].text)")
             #expect(answers[1].headers["herald-replayed"] == "true")
             #expect(answers[1].json?["planned"] as? Int == answers[0].json?["planned"] as? Int)
-            #expect(answers[2].status == 409, "\(answers[2].text)")
-            #expect(answers[2].errorCode == "conflict")
+            #expect(answers[2].status == 202, "\(answers[2].text)")
+            #expect(answers[2].headers["herald-replayed"] == nil)
+            #expect(answers[2].json?["id"] as? String == "dup-a")
+            #expect(answers[2].json?["namespace"] as? String == "team-x")
             #expect(answers[3].status == 202)
             #expect(answers[3].headers["herald-replayed"] == nil)
-            // One commit for the four; the repeated ids never reach the store (the first a wins).
-            #expect(store.batches.map(\.count) == [1, 2])
-            #expect(store.batches.last == ["dup-a", "dup-b"])
+            // One commit for the four, the repeated ids never reaching the store (the first a wins);
+            // then one for team-x's a under its scoped key.
+            #expect(store.batches.map(\.count) == [1, 2, 1])
+            #expect(store.batches.dropFirst().first == ["dup-a", "dup-b"])
+            #expect(store.batches.last == [NotificationKey.scoped("dup-a", namespace: "team-x")])
             // a is stored once (in default), with one event-log entry; b too.
             #expect(try store.notification(id: "dup-a")?.notification.namespace == "default")
             #expect(try store.deliveries(notificationId: "dup-a").count == answers[0].json?["planned"] as? Int)
             let log = try store.eventLog(after: 0, namespaces: nil, limit: 100).filter { $0.kind == "notification" }
-            #expect(log.map(\.notificationId).sorted() == ["dup-a", "dup-b", "dup-filler"])
+            #expect(
+                log.map(\.notificationId).sorted()
+                    == ["dup-a", NotificationKey.scoped("dup-a", namespace: "team-x"), "dup-b", "dup-filler"])
+            // The event stream's data shows the client's id for both.
+            #expect(
+                log.filter { $0.data["notificationId"] == "dup-a" }.map(\.namespace).sorted() == ["default", "team-x"])
         }
     }
 
