@@ -46,10 +46,9 @@ final class RawConnection: @unchecked Sendable {
                     bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
-            guard b == 0 else {
-                close(fd)
-                throw RawHTTPError(description: "bind to \(source) failed: \(errno)")
-            }
+            // No close(fd) before a throw here: the instance is whole, so deinit closes it, and a
+            // second close would close whatever took the number meanwhile (another test's server).
+            guard b == 0 else { throw RawHTTPError(description: "bind to \(source) failed: \(errno)") }
         }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
@@ -60,10 +59,7 @@ final class RawConnection: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard r == 0 else {
-            close(fd)
-            throw RawHTTPError(description: "connect failed: \(errno)")
-        }
+        guard r == 0 else { throw RawHTTPError(description: "connect failed: \(errno)") }
     }
 
     deinit { close(fd) }
