@@ -183,6 +183,42 @@ public enum AddressClaim: Sendable, Equatable {
     }
 }
 
+/// A registration's key: namespace, device id, platform.
+public struct DeviceKey: Sendable, Hashable {
+    /// The namespace.
+    public var namespace: String
+    /// The device id.
+    public var deviceId: String
+    /// The platform.
+    public var platform: String
+
+    /// Creates a key.
+    public init(namespace: String, deviceId: String, platform: String) {
+        self.namespace = namespace
+        self.deviceId = deviceId
+        self.platform = platform
+    }
+
+    /// `namespace/deviceId/platform`, as `moved` lists it.
+    public var path: String { "\(namespace)/\(deviceId)/\(platform)" }
+}
+
+extension AddressClaim {
+    /// The registrations among `others` (holding `device`'s address) that `device` moves, decided
+    /// before anything is written; throws ``AddressConflict`` when one refuses it.
+    public static func moves(of device: Device, among others: [DeviceKey]) throws(AddressConflict) -> [DeviceKey] {
+        var moving: [DeviceKey] = []
+        for other in others {
+            switch of(device, on: other.namespace) {
+            case .move: moving.append(other)
+            case .keep: continue
+            case .refuse: throw AddressConflict(deviceId: device.deviceId)
+            }
+        }
+        return moving
+    }
+}
+
 /// A registration refused because its address is held by a registration in a namespace the
 /// registrant does not cover (``AddressClaim/refuse``). It names nothing of that registration.
 public struct AddressConflict: Error, Sendable, Equatable, CustomStringConvertible {

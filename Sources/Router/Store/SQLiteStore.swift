@@ -409,17 +409,15 @@ public final class SQLiteStore: HeraldStore {
                   AND NOT (namespace = \(device.namespace) AND device_id = \(device.deviceId) AND platform = \(device.platform))
                 """)
             // Decided before anything is written: a refusal leaves every registration as it was.
-            var moving: [(namespace: String, deviceId: String, platform: String)] = []
-            for o in others {
-                let key = (o.string("namespace") ?? "", o.string("device_id") ?? "", o.string("platform") ?? "")
-                switch AddressClaim.of(device, on: key.0) {
-                case .move: moving.append(key)
-                case .keep: continue
-                case .refuse: throw AddressConflict(deviceId: device.deviceId)
-                }
-            }
+            let moving = try AddressClaim.moves(
+                of: device,
+                among: others.map {
+                    DeviceKey(
+                        namespace: $0.string("namespace") ?? "", deviceId: $0.string("device_id") ?? "",
+                        platform: $0.string("platform") ?? "")
+                })
             for o in moving {
-                moved.append("\(o.namespace)/\(o.deviceId)/\(o.platform)")
+                moved.append(o.path)
                 try c.run(
                     """
                     DELETE FROM devices
