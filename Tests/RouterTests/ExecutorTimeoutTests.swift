@@ -104,7 +104,10 @@ import Testing
 
     /// A channel timeout long enough that a healthy receiver's requests are answered well before a
     /// hanging one's time out, even on a loaded machine or under a sanitizer.
-    static var hangTimeoutSeconds: Int { Int((6 * TestTiming.scale).rounded()) }
+    static var hangTimeoutSeconds: Int { Int((6 * min(TestTiming.scale, 2)).rounded()) }
+    /// How long the hanging receiver waits before it answers: far past ``hangTimeoutSeconds``, so
+    /// a hanging request always ends by its timeout.
+    static var hangDelay: Duration { .seconds(hangTimeoutSeconds * 10) }
 
     /// A receiver that never answers still times out, each request on its own after the channel's
     /// timeout (the HTTP client's timeout, not the call's outer bound), and becomes `retry`.
@@ -147,7 +150,7 @@ import Testing
         try await server.route(
             "/hang",
             Array(repeating: unavailable, count: notifications)
-                + [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: .seconds(30))])
+                + [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: Self.hangDelay)])
         try await server.route(
             "/ok",
             Array(repeating: unavailable, count: notifications) + [
@@ -193,7 +196,7 @@ import Testing
     /// hanging channel of one notification does not delay the next notification's healthy channel.
     @Test func hangingReceiverDoesNotHoldUpLaterNotifications() async throws {
         let server = try await FakeHTTPServer.start(http2: false)
-        try await server.route("/hang", [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: .seconds(30))])
+        try await server.route("/hang", [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: Self.hangDelay)])
         try await server.route("/ok", [FakeHTTPResponse(status: 200, headers: [:], body: [])])
         let secret = "whsec_" + Data(repeating: 7, count: 24).base64EncodedString()
         let router = try await Self.router(
@@ -234,7 +237,7 @@ import Testing
         try await server.route(
             "/hang",
             Array(repeating: unavailable, count: backlog)
-                + [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: .seconds(30))])
+                + [FakeHTTPResponse(status: 200, headers: [:], body: [], delay: Self.hangDelay)])
         try await server.route("/ok", [unavailable, FakeHTTPResponse(status: 200, headers: [:], body: [])])
         let secret = "whsec_" + Data(repeating: 7, count: 24).base64EncodedString()
         let clock = ManualClock()

@@ -145,9 +145,13 @@ public final class MicroHTTPServer: Sendable {
     /// seconds to be finished by their writers), and the daemon stops.
     public func stop(grace: Duration = .seconds(10)) async {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // The quiesced listening socket is closed only after MHD_stop_daemon (libmicrohttpd's
+        // rule for threaded modes): closed at once, its number went to the next socket the process
+        // opened, often another server's listening socket, which this daemon's threads, still
+        // polling the old number, then accepted from (that server saw none of its connections).
+        var quiesced: Int32 = -1
         if let d = daemon.withLock({ $0 }) {
-            let fd = MHD_quiesce_daemon(OpaquePointer(bitPattern: d))
-            if fd >= 0 { close(fd) }
+            quiesced = MHD_quiesce_daemon(OpaquePointer(bitPattern: d))
         }
         let clock = ContinuousClock()
         let deadline = clock.now + grace
@@ -175,6 +179,7 @@ public final class MicroHTTPServer: Sendable {
         }) {
             MHD_stop_daemon(OpaquePointer(bitPattern: d))
         }
+        if quiesced >= 0 { close(quiesced) }
         if let r = selfReference.withLock({ r -> Int? in
             defer { r = nil }
             return r
