@@ -225,6 +225,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def redirect(self, location, headers=()):
+        # Header values never carry a line break (http.server writes them as given).
+        if any(c in location for c in "\r\n") or any(c in v for _, v in headers for c in "\r\n"):
+            location, headers = "/", ()
         self.send_response(303)
         self.send_header("Location", location)
         self.send_header("Content-Length", "0")
@@ -427,10 +430,26 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200 if status == 200 else 502, {"herald": status, "report": report})
 
 
+# A plain absolute path with an optional query: RFC 3986 path characters, "/", "?" and "%".
+_SAFE_NEXT = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?]*")
+
+
 def safe_next(path):
-    """A same-origin path to return to after login, never another site (`//host`, `/\\host`, `https:`)."""
-    if not path.startswith("/") or path.startswith("//") or path.startswith("/\\"):
+    """A same-origin path to return to after login, else "/".
+
+    Refused: anything but a plain absolute path (`https:`, `//host`), control characters (a tab is
+    dropped by browsers, so `/<TAB>/host` is `//host`; CR and LF would start a header of their own),
+    backslashes (browsers read `/\\host` as `//host`), and the same again after one or two more
+    percent-decodings (`/%2F/host`, `/%252F/host`, `%09`, `%0D%0A`), so no later decoding can
+    turn an accepted path into another site or a header.
+    """
+    if not isinstance(path, str) or len(path) > 2048 or not _SAFE_NEXT.fullmatch(path) or path.startswith("//"):
         return "/"
+    decoded = path
+    for _ in range(2):
+        decoded = urllib.parse.unquote(decoded)
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded) or "\\" in decoded or decoded.startswith("//"):
+            return "/"
     return path
 
 

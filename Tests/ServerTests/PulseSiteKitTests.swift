@@ -247,4 +247,17 @@ struct PulseSiteKitTests {
         }
         await setup.cleanUp()
     }
+
+    /// Issue 36: `safe_next` refuses the usual open-redirect and header-injection bypass list (tab,
+    /// CR/LF, `//`, `/\\`, `/%2F`, double-encoded forms) and keeps plain paths, checked by
+    /// `Scripts/pulse_next_check.py` on the kit's own function, as `?next=` arrives.
+    @Test func nextRefusesEveryRedirectOffTheSite() throws {
+        let r = try Subprocess.run(
+            executable: "python3",
+            arguments: [
+                Self.root + "/Tests/ServerTests/Scripts/pulse_next_check.py", Self.root + "/Examples/PulseSiteKit",
+            ])
+        #expect(r.code == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.hasPrefix("ok 27 7"), "\(r.stdout)")
+    }
 }
