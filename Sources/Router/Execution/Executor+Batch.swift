@@ -312,58 +312,8 @@ private final class BatchContext: Sendable {
         }
         let pendingBadge = spec.badgePendingTags ? badge(notification.namespace) : nil
         let lookup = records.contains { $0.deviceId != nil } ? devices(notification.namespace) : [:]
-        var targets: [DeliveryTarget] = []
-        var byKey: [String: (DeliveryRecord, Device?)] = [:]
-        var attempts: [AttemptRecord] = []
-        for r in records {
-            if let deviceId = r.deviceId, let platform = r.platform {
-                guard let device = lookup[Executor.key(deviceId, platform)] else {
-                    attempts.append(
-                        AttemptRecord(
-                            deliveryId: r.id, attempt: r.attempts, state: .failed,
-                            reason: "device is no longer registered"))
-                    continue
-                }
-                targets.append(DeliveryTarget(device: device, deliveryId: r.id, attempt: r.attempts + 1))
-                byKey[r.id] = (r, device)
-            } else {
-                targets.append(DeliveryTarget(device: nil, deliveryId: r.id, attempt: r.attempts + 1))
-                byKey[r.id] = (r, nil)
-            }
-        }
-        let timeout = min(spec.timeout, Executor.longestBound)
-        let margin = Executor.margin(requestTimeout: timeout)
-        let bound = Executor.callBound(requestTimeout: timeout, targets: targets.count)
-        var results: [DeliveryResult] = []
-        var timedOut = false
-        if !targets.isEmpty {
-            let request = DeliveryRequest(notification: notification, targets: targets, pendingBadge: pendingBadge)
-            (results, timedOut) = await Executor.deliver(
-                requestTimeout: timeout, bound: bound, grace: margin, { await channel.deliver(request) })
-            if timedOut {
-                results = results.filter { $0.outcome == .delivered || $0.outcome == .dead || $0.status != nil }
-            }
-        }
-        let now = executor.clock.now()
-        var seen: Set<String> = []
-        for result in results {
-            let k = result.deliveryId
-            guard let (record, device) = byKey[k], !seen.contains(k) else { continue }
-            seen.insert(k)
-            attempts.append(
-                executor.attemptRecord(
-                    for: result, record: record, device: device, spec: spec, expiresAt: expiresAt, now: now))
-        }
-        for (k, (record, device)) in byKey where !seen.contains(k) {
-            let reason =
-                timedOut ? "timed out after \(bound.milliseconds)ms" : "channel returned no result for this device"
-            let synthetic = DeliveryResult(
-                deliveryId: record.id, deviceId: record.deviceId, platform: record.platform, outcome: .retry,
-                reason: reason)
-            attempts.append(
-                executor.attemptRecord(
-                    for: synthetic, record: record, device: device, spec: spec, expiresAt: expiresAt, now: now))
-        }
-        return attempts
+        return await executor.deliverChunk(
+            records, channel: channel, spec: spec, notification: notification, pendingBadge: pendingBadge,
+            deadline: nil, devices: lookup, expiresAt: expiresAt)
     }
 }

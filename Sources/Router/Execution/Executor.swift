@@ -382,73 +382,10 @@ struct Executor: Sendable {
         _ chunk: [DeliveryRecord], channel: any Channel, spec: ChannelSpec, notification: HeraldNotification,
         pendingBadge: Int?, deadline: Date?, devices: [String: Device], expiresAt: Date?
     ) async -> (any Error)? {
-        // Resolve the devices now: a re-registration since planning (new token) is honoured, and a
-        // device unregistered since then is not delivered to.
-        var targets: [DeliveryTarget] = []
-        // Results are matched back by their delivery id (the record's id, carried by the target).
-        var byKey: [String: (DeliveryRecord, Device?)] = [:]
-        var gone: [AttemptRecord] = []
-        for r in chunk {
-            if let deviceId = r.deviceId, let platform = r.platform {
-                guard let device = devices[Executor.key(deviceId, platform)] else {
-                    gone.append(
-                        AttemptRecord(
-                            deliveryId: r.id, attempt: r.attempts, state: .failed,
-                            reason: "device is no longer registered"))
-                    continue
-                }
-                targets.append(DeliveryTarget(device: device, deliveryId: r.id, attempt: r.attempts + 1))
-                byKey[r.id] = (r, device)
-            } else {
-                targets.append(DeliveryTarget(device: nil, deliveryId: r.id, attempt: r.attempts + 1))
-                byKey[r.id] = (r, nil)
-            }
-        }
-        // The channel's timeout is per request: every HTTP request the call makes gets it (cut to
-        // what is left of the step's budget). The call as a whole gets a generous outer bound; when it
-        // is hit the call is cancelled and every result it still returns is kept.
-        var timeout = min(spec.timeout, Executor.longestBound)
-        var left: Duration?
-        if let deadline {
-            let remaining = max(Executor.duration(seconds: deadline.timeIntervalSince(clock.now())), .milliseconds(1))
-            left = remaining
-            timeout = min(timeout, remaining)
-        }
-        let margin = Executor.margin(requestTimeout: timeout)
-        var bound = Executor.callBound(requestTimeout: timeout, targets: targets.count)
-        if let left { bound = min(bound, left + margin) }
-        var results: [DeliveryResult] = []
-        var timedOut = false
-        if !targets.isEmpty {
-            let request = DeliveryRequest(notification: notification, targets: targets, pendingBadge: pendingBadge)
-            (results, timedOut) = await Executor.deliver(
-                requestTimeout: timeout, bound: bound, grace: margin, { await channel.deliver(request) })
-            if timedOut {
-                // Keep real answers; what the cancellation itself produced becomes "timed out" below.
-                results = results.filter { $0.outcome == .delivered || $0.outcome == .dead || $0.status != nil }
-            }
-        }
+        let attempts = await deliverChunk(
+            chunk, channel: channel, spec: spec, notification: notification, pendingBadge: pendingBadge,
+            deadline: deadline, devices: devices, expiresAt: expiresAt)
         let now = clock.now()
-        var attempts = gone
-        var seen: Set<String> = []
-        for result in results {
-            let k = result.deliveryId
-            guard let (record, device) = byKey[k], !seen.contains(k) else { continue }
-            seen.insert(k)
-            attempts.append(
-                attemptRecord(
-                    for: result, record: record, device: device, spec: spec, expiresAt: expiresAt, now: now))
-        }
-        for (k, (record, device)) in byKey where !seen.contains(k) {
-            let reason =
-                timedOut ? "timed out after \(bound.milliseconds)ms" : "channel returned no result for this device"
-            let synthetic = DeliveryResult(
-                deliveryId: record.id, deviceId: record.deviceId, platform: record.platform, outcome: .retry,
-                reason: reason)
-            attempts.append(
-                attemptRecord(
-                    for: synthetic, record: record, device: device, spec: spec, expiresAt: expiresAt, now: now))
-        }
         do {
             let removed = try store.record(attempts, now: now)
             for d in removed {
