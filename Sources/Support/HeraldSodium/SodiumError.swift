@@ -26,17 +26,6 @@ public struct SodiumError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A human-readable explanation.
     public let message: String
 
-    /// Creates an error value.
-    /// - Parameters:
-    ///   - code: The category.
-    ///   - call: The libsodium call the failure belongs to.
-    ///   - message: A human-readable explanation.
-    public init(code: Code, call: String, message: String) {
-        self.code = code
-        self.call = call
-        self.message = message
-    }
-
     /// `SodiumError.<code>: <call>: <message>`.
     public var description: String { "SodiumError.\(code.rawValue): \(call): \(message)" }
 }
