@@ -24,6 +24,7 @@ public struct NtfyChannel: Channel {
     let token: String?
     let http: any HTTPTransport
     let logger: ChannelLogger
+    let clock: any HeraldClock
 
     /// The `ntfy` platform: a device carries one `topic` (1-64 letters, digits, `-` or `_`). Anyone
     /// who knows a topic on a public server can read it, so the topic is a secret field (redacted in
@@ -49,7 +50,7 @@ public struct NtfyChannel: Channel {
         let token = try config.string("token").flatMap { $0.isEmpty ? nil : $0 }
         return NtfyChannel(
             server: server, token: token, http: context.http,
-            logger: context.logger.withSecrets(token.map { [$0] } ?? []))
+            logger: context.logger.withSecrets(token.map { [$0] } ?? []), clock: context.clock)
     }
 
     /// Publishes one message per device (ntfy's JSON publish API).
@@ -87,7 +88,10 @@ public struct NtfyChannel: Channel {
         case .success(let r):
             switch r.status {
             case 200..<300: return .delivered(target, status: r.status)
-            case 429, 500...599: return .retry(target, status: r.status, reason: "ntfy answered \(r.status)")
+            case 429, 500...599:
+                return .retry(
+                    target, status: r.status, reason: "ntfy answered \(r.status)",
+                    retryAfter: RetryAfter.parse(r, now: clock.now()))
             case 401, 403:
                 logger.error("ntfy refused the access token", ["status": "\(r.status)"])
                 return .failed(target, status: r.status, reason: "ntfy refused credentials (\(r.status))")

@@ -7,10 +7,15 @@ import Foundation
 /// 1. one result per target, carrying the target's `deliveryId` (and its device);
 /// 2. no throw: the factory builds the channel from the given config, and `deliver` answers every
 ///    scripted answer (including transport errors) with results;
-/// 3. the same idempotency key on every retry of a delivery;
+/// 3. an idempotency key on every request, the same on every retry of a delivery (unless
+///    ``idempotencyKey`` is nil: the provider has none);
 /// 4. `dead` only for answers the channel's own table calls permanent (``deadAnswers``);
 /// 5. no configured secret (config values under secret names, ``Channel/secrets``, the devices'
-///    secret fields, ``secrets``) in anything the channel logged.
+///    secret fields, including those their platform's descriptor declares, ``secrets``) in anything
+///    the channel logged;
+/// 6. `retry` for the transient answers (429, 5xx, timeouts, refused connections), unless the
+///    channel's table lists them in ``deadAnswers``;
+/// 7. a `Retry-After` the provider sent (in seconds) is the result's ``DeliveryResult/retryAfter``.
 ///
 /// ```swift
 /// @Test func ntfyConforms() async throws {
@@ -55,7 +60,7 @@ public struct ChannelConformance: Sendable {
     /// A broken rule.
     public struct Violation: Error, Sendable, CustomStringConvertible, Equatable {
         /// Which rule (`one-result-per-target`, `no-throw`, `idempotency-key`, `dead-only-permanent`,
-        /// `no-secret-logged`).
+        /// `no-secret-logged`, `retry-transient`, `retry-after`).
         public var rule: String
         /// What happened.
         public var message: String
@@ -98,8 +103,9 @@ public struct ChannelConformance: Sendable {
     /// scenario answer.
     public var fixed: @Sendable (HTTPRequest) -> Result<HTTPResponse, HTTPError>?
     /// The idempotency key a request carries, if any (default: the `apns-id`, `idempotency-key` or
-    /// `webhook-id` header).
-    public var idempotencyKey: @Sendable (HTTPRequest) -> String?
+    /// `webhook-id` header). nil declares that the provider has no idempotency key (Telegram's Bot API):
+    /// then only rule 3's "the same on a retry" is moot.
+    public var idempotencyKey: (@Sendable (HTTPRequest) -> String?)?
     /// Further secret values that must never be logged.
     public var secrets: [String]
 
@@ -111,7 +117,7 @@ public struct ChannelConformance: Sendable {
         notification: HeraldNotification = HeraldNotification(title: "Hello", body: "World"),
         answers: [ScriptedAnswer] = ChannelConformance.standardAnswers, deadAnswers: [ScriptedAnswer] = [],
         fixed: @escaping @Sendable (HTTPRequest) -> Result<HTTPResponse, HTTPError>? = { _ in nil },
-        idempotencyKey: @escaping @Sendable (HTTPRequest) -> String? = ChannelConformance.headerIdempotencyKey,
+        idempotencyKey: (@Sendable (HTTPRequest) -> String?)? = ChannelConformance.headerIdempotencyKey,
         secrets: [String] = []
     ) {
         self.factory = factory
@@ -132,6 +138,15 @@ public struct ChannelConformance: Sendable {
     public static let headerIdempotencyKey: @Sendable (HTTPRequest) -> String? = { request in
         request.headers.first { ["apns-id", "idempotency-key", "webhook-id"].contains($0.name.lowercased()) }?.value
     }
+
+    /// The answers that must give `retry` (rule 6): rate limiting, server errors and transport failures
+    /// that say nothing about the device.
+    public static let transientAnswerNames: Set<String> = Set(
+        [
+            ScriptedAnswer.status(429, "{}", headers: [HTTPHeader("retry-after", "7")]), .status(500, "oops"),
+            .status(502, "<html>bad gateway</html>"), .status(503, "{}", headers: [HTTPHeader("retry-after", "3")]),
+            .error(.timeout), .error(.connectFailed), .error(.transport),
+        ].map(\.name))
 
     /// Runs every answer (and, for the first answer that asks for a retry, a second attempt of the
     /// same deliveries) and returns every broken rule; empty when the channel conforms.
@@ -162,7 +177,22 @@ public struct ChannelConformance: Sendable {
                         rule: "dead-only-permanent",
                         message: "answer \(scripted) gave dead (\(dead.reason ?? "")) but is not in deadAnswers"))
             }
-            if !checkedRetry, results.contains(where: { $0.outcome == .retry }) {
+            // Rules 3 (presence) and 6–7 are about what the provider answered: only for a channel that asked it.
+            let scenario = transport.requests.filter { fixed($0) == nil }
+            if !scenario.isEmpty {
+                violations += Self.checkRetryRules(results, answer: scripted, permanent: permanent)
+            }
+            if let idempotencyKey {
+                if let keyless = scenario.first(where: { (idempotencyKey($0) ?? "").isEmpty }) {
+                    violations.append(
+                        Violation(
+                            rule: "idempotency-key",
+                            message:
+                                "a request to \(keyless.url) carried no idempotency key (after answer \(scripted)); send the target's deliveryId as the provider's key"
+                        ))
+                }
+            }
+            if !checkedRetry, let idempotencyKey, results.contains(where: { $0.outcome == .retry }) {
                 checkedRetry = true
                 let first = transport.requests.compactMap(idempotencyKey)
                 transport.reset()
@@ -179,7 +209,7 @@ public struct ChannelConformance: Sendable {
                             message: "the retry carried keys \(second.sorted()), the first attempt \(first.sorted())"))
                 }
             }
-            let secretValues = (built.secrets + built.channel.secrets + secrets + devices.flatMap(\.secretValues))
+            let secretValues = (built.secrets + built.channel.secrets + secrets + deviceSecrets)
                 .filter { $0.count >= 4 }
             let logged = logs.text
             for s in Set(secretValues) where logged.contains(s) {
@@ -191,6 +221,44 @@ public struct ChannelConformance: Sendable {
             await built.channel.shutdown()
         }
         return violations
+    }
+
+    /// The devices' secret values: the common secret fields and those their platform's descriptor
+    /// (declared by ``factory``) lists.
+    var deviceSecrets: [String] {
+        devices.flatMap { device in
+            let declared = factory.platforms.first { $0.name == device.platform }?.secretFields ?? []
+            return device.secretValues(extraSecretFields: declared)
+        }
+    }
+
+    /// Rules 6 and 7: a transient answer gives `retry`, with the provider's `Retry-After`.
+    static func checkRetryRules(_ results: [DeliveryResult], answer: ScriptedAnswer, permanent: Bool) -> [Violation] {
+        guard !permanent, transientAnswerNames.contains(answer.name) else { return [] }
+        var out: [Violation] = []
+        // A `dead` is rule 4's to report.
+        if let wrong = results.first(where: { $0.outcome != .retry && $0.outcome != .dead }) {
+            out.append(
+                Violation(
+                    rule: "retry-transient",
+                    message:
+                        "answer \(answer) gave \(wrong.outcome.rawValue) (\(wrong.reason ?? "")): a rate limit, a server error or a timeout says nothing about the device; answer retry"
+                ))
+        }
+        if case .success(let response) = answer.result, let header = response.header("retry-after"),
+            let seconds = Int(header)
+        {
+            for r in results where r.outcome == .retry && r.retryAfter != .seconds(seconds) {
+                out.append(
+                    Violation(
+                        rule: "retry-after",
+                        message:
+                            "answer \(answer) carried Retry-After: \(seconds) but the result's retryAfter is \(r.retryAfter.map { "\($0)" } ?? "nil"); pass it on (RetryAfter.parse)"
+                    ))
+                break
+            }
+        }
+        return out
     }
 
     /// Builds the channel from ``config`` on `transport`, as the router does.

@@ -13,7 +13,9 @@ import Testing
             devices: [
                 Device(deviceId: "p", platform: "ntfy", fields: ["topic": "alerts"]),
                 Device(deviceId: "q", platform: "ntfy", fields: ["topic": "backups"]),
-            ]
+            ],
+            // ntfy's publish API has no idempotency key.
+            idempotencyKey: nil
         ).run()
         #expect(violations.isEmpty, "\(violations)")
     }
@@ -24,6 +26,10 @@ import Testing
         var randomKey = false
         var deadOn500 = false
         var logsToken = false
+        var logsDeviceSecret = false
+        var neverRetries = false
+        var noKey = false
+        var ignoresRetryAfter = false
         let token: String
         let http: any HTTPTransport
         let logger: ChannelLogger
@@ -34,15 +40,21 @@ import Testing
                 if dropsSecond, i == 1 { continue }
                 let key = randomKey ? UUID().uuidString : target.deliveryId
                 if logsToken { logger.info("sending with \(token)") }
+                if logsDeviceSecret, let app = target.device?.string("appToken") { logger.info("app \(app)") }
+                let headers = noKey ? [] : [HTTPHeader("idempotency-key", key)]
                 let answer = await http.send(
-                    all: [HTTPRequest(url: "https://broken.example/", headers: [HTTPHeader("idempotency-key", key)])],
-                    maxInFlight: 1)
+                    all: [HTTPRequest(url: "https://broken.example/", headers: headers)], maxInFlight: 1)
                 switch answer.first {
                 case .success(let r) where r.status < 300: out.append(.delivered(target, status: r.status))
                 case .success(let r) where r.status == 500 && deadOn500:
                     out.append(.dead(target, status: 500, reason: "x"))
-                case .success(let r): out.append(.retry(target, status: r.status, reason: "answered \(r.status)"))
-                default: out.append(.retry(target, reason: "no answer"))
+                case .success(let r) where neverRetries: out.append(.failed(target, status: r.status, reason: "no"))
+                case .success(let r):
+                    let after =
+                        ignoresRetryAfter
+                        ? nil : r.header("retry-after").flatMap { Int($0) }.map { Duration.seconds($0) }
+                    out.append(.retry(target, status: r.status, reason: "answered \(r.status)", retryAfter: after))
+                default: out.append(neverRetries ? .failed(target, reason: "no") : .retry(target, reason: "no answer"))
                 }
             }
             return out
@@ -50,7 +62,14 @@ import Testing
     }
 
     static func factory(_ configure: @escaping @Sendable (inout Broken) -> Void) -> ChannelFactory {
-        ChannelFactory(type: "broken", defaultPlatforms: ["phone"]) { config, context throws(ConfigError) in
+        ChannelFactory(
+            type: "broken", defaultPlatforms: ["phone"],
+            platforms: [
+                PlatformDescriptor(
+                    name: "phone", secretFields: ["appToken"], address: { $0.string("token") },
+                    validate: { _ throws(ValidationError) in })
+            ]
+        ) { config, context throws(ConfigError) in
             var c = Broken(token: try config.requiredString("token"), http: context.http, logger: context.logger)
             configure(&c)
             return c
@@ -61,8 +80,10 @@ import Testing
         await ChannelConformance(
             factory: factory(configure), config: "token: tk_broken_secret_value",
             devices: [
-                Device(deviceId: "a", platform: "phone", fields: ["token": "device-token-a"]),
-                Device(deviceId: "b", platform: "phone", fields: ["token": "device-token-b"]),
+                Device(
+                    deviceId: "a", platform: "phone", fields: ["token": "device-token-a", "appToken": "app-secret-a"]),
+                Device(
+                    deviceId: "b", platform: "phone", fields: ["token": "device-token-b", "appToken": "app-secret-b"]),
             ]
         ).run().map(\.rule)
     }
@@ -76,6 +97,12 @@ import Testing
         #expect(Set(await Self.violations { $0.randomKey = true }) == ["idempotency-key"])
         #expect(Set(await Self.violations { $0.deadOn500 = true }) == ["dead-only-permanent"])
         #expect(Set(await Self.violations { $0.logsToken = true }) == ["no-secret-logged"])
+        // Issue 34: a secret field only the platform's descriptor declares, a channel that never
+        // retries, one that sends no idempotency key, one that drops the provider's Retry-After.
+        #expect(Set(await Self.violations { $0.logsDeviceSecret = true }) == ["no-secret-logged"])
+        #expect(Set(await Self.violations { $0.neverRetries = true }) == ["retry-transient"])
+        #expect(Set(await Self.violations { $0.noKey = true }) == ["idempotency-key"])
+        #expect(Set(await Self.violations { $0.ignoresRetryAfter = true }) == ["retry-after"])
     }
 
     @Test func aFactoryThatRefusesItsConfigIsReported() async {

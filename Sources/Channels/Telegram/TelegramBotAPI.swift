@@ -25,7 +25,9 @@ struct TelegramBotAPI: Sendable {
             body: body.canonicalBytes, timeout: timeout)
         do {
             let response = try await http.send(request)
-            return .success(TelegramResponse(status: response.status, body: response.body))
+            return .success(
+                TelegramResponse(
+                    status: response.status, body: response.body, retryAfterHeader: response.header("retry-after")))
         } catch {
             let text = Redaction.scrub("\(error.code.rawValue): \(error.message)", secrets: [token])
             return .failure(TransportError(message: text, cancelled: error.code == .cancelled))

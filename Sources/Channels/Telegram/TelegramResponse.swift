@@ -1,5 +1,6 @@
 import ChannelAPI
 import ChannelSupport
+import Foundation
 
 /// A Bot API answer: `{"ok": true, "result": …}` or
 /// `{"ok": false, "error_code": N, "description": "…", "parameters": {…}}`.
@@ -20,8 +21,10 @@ public struct TelegramResponse: Sendable, Equatable {
     public var migrateToChatId: Int64?
 
     /// Parses a response body. A body that is not a Bot API envelope keeps the HTTP status and a short
-    /// excerpt of the body as the description.
-    public init(status: Int, body: [UInt8]) {
+    /// excerpt of the body as the description. `retryAfterHeader` (an HTTP `Retry-After` in seconds,
+    /// as a proxy in front of the Bot API may send) counts when the body carries no `retry_after`.
+    public init(status: Int, body: [UInt8], retryAfterHeader: String? = nil) {
+        let headerSeconds = retryAfterHeader.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         self.status = status
         let envelope = (try? JSONValue.parse(body))?.objectValue
         guard let envelope, let ok = envelope["ok"]?.boolValue else {
@@ -30,7 +33,7 @@ public struct TelegramResponse: Sendable, Equatable {
             self.errorCode = status
             let excerpt = String(decoding: body.prefix(200), as: UTF8.self)
             self.description = excerpt.isEmpty ? nil : excerpt
-            self.retryAfter = nil
+            self.retryAfter = headerSeconds
             self.migrateToChatId = nil
             return
         }
@@ -39,7 +42,7 @@ public struct TelegramResponse: Sendable, Equatable {
         self.errorCode = envelope["error_code"]?.intValue ?? status
         self.description = envelope["description"]?.stringValue
         let parameters = envelope["parameters"]?.objectValue
-        self.retryAfter = parameters?["retry_after"]?.intValue
+        self.retryAfter = parameters?["retry_after"]?.intValue ?? headerSeconds
         self.migrateToChatId = parameters?["migrate_to_chat_id"]?.intValue.map { Int64($0) }
     }
 

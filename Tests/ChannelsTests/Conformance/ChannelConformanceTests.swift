@@ -44,7 +44,9 @@ import WebPushChannel
                 deadAnswers: [
                     .status(
                         403, #"{"ok":false,"error_code":403,"description":"Forbidden: bot was blocked by the user"}"#)
-                ]))
+                ],
+                // The Bot API has no idempotency key (sendMessage cannot be deduplicated).
+                idempotencyKey: nil))
     }
 
     @Test func webPushConforms() async throws {
@@ -53,7 +55,9 @@ import WebPushChannel
             ChannelConformance(
                 factory: WebPushChannel.factory, config: #"vapid: {subject: "mailto:ops@example.com"}"#,
                 devices: subscribers.enumerated().map { $1.device("w\($0)") },
-                deadAnswers: [.status(404, "{}"), .status(410, "{}")]))
+                deadAnswers: [.status(404, "{}"), .status(410, "{}")],
+                // RFC 8030 has no idempotency key (Topic replaces, it does not deduplicate).
+                idempotencyKey: nil))
     }
 
     @Test func fcmConforms() async throws {
@@ -74,6 +78,11 @@ import WebPushChannel
                 fixed: { request in
                     request.url.hasPrefix("https://oauth2.example/")
                         ? .success(HTTPResponse(status: 200, body: Array(token.utf8))) : nil
+                },
+                // FCM v1 has no idempotency header: the delivery id travels in the message's data
+                // (heraldDeliveryId), where the app drops a duplicate.
+                idempotencyKey: { request in
+                    (try? JSONValue.parse(request.body))?["message"]?["data"]?["heraldDeliveryId"]?.stringValue
                 },
                 secrets: ["ya29.conformance-access-token"]))
     }
@@ -100,6 +109,8 @@ import WebPushChannel
             ChannelConformance(
                 factory: RelayChannel.factory, config: "protocol: hapi\nurl: https://relay.example",
                 devices: [RelayTest.ios("r1", token: HapiRelayTests.token, pushKey: HapiRelayTests.key)],
-                deadAnswers: [.status(410, "{}")]))
+                deadAnswers: [.status(410, "{}")],
+                // hapi's relay protocol carries no idempotency key (seed 000).
+                idempotencyKey: nil))
     }
 }

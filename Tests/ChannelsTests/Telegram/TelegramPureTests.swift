@@ -157,6 +157,16 @@ struct TelegramPureTests {
         #expect(
             classify(502, "<html>Bad Gateway</html>")
                 == .retry(reason: "502: <html>Bad Gateway</html>", retryAfter: nil))
+        // An HTTP Retry-After (a proxy's 503, or a 429 whose body lost its parameters) counts when the
+        // body has no retry_after; the body's value wins when both are there.
+        #expect(
+            TelegramOutcome.classify(TelegramResponse(status: 503, body: Array("busy".utf8), retryAfterHeader: "4"))
+                == .retry(reason: "503: busy", retryAfter: .seconds(4)))
+        #expect(
+            TelegramResponse(
+                status: 429, body: Array(#"{"ok":false,"error_code":429,"parameters":{"retry_after":7}}"#.utf8),
+                retryAfterHeader: "2"
+            ).retryAfter == 7)
         #expect(
             classify(401, #"{"ok":false,"error_code":401,"description":"Unauthorized"}"#)
                 == .configuration(reason: "bot token rejected (401)"))
