@@ -19,6 +19,8 @@ public final class Router: Sendable {
     /// The clock the router was given (``RouterOptions/clock``); code around it reads the time here.
     public var clock: any HeraldClock { options.clock }
     let http: HTTPClient
+    /// What channels send through: ``RouterOptions/transport``, else ``http``.
+    var transport: any HTTPTransport { options.transport ?? http }
     let hub = EventHub()
     let graph: Locked<RouterGraph>
     let configPath: String?
@@ -73,7 +75,8 @@ public final class Router: Sendable {
         owner = LeaseOwner(pid: getpid(), nonce: nonce, host: host).id
         workerOwner = LeaseOwner(pid: getpid(), nonce: nonce + "w", host: host).id
         let built = try RouterGraph.build(
-            config: config, registry: registry, http: http, clock: options.clock, random: options.random,
+            config: config, registry: registry, http: options.transport ?? http, clock: options.clock,
+            random: options.random,
             logSink: logSink, store: store)
         graph = Locked(built)
     }
@@ -587,7 +590,7 @@ public final class Router: Sendable {
         do {
             return PreparedReload(
                 graph: try RouterGraph.build(
-                    config: config, registry: registry, http: http, clock: options.clock, random: options.random,
+                    config: config, registry: registry, http: transport, clock: options.clock, random: options.random,
                     logSink: logSink, store: store))
         } catch {
             hub.emit(.reloadFailed(error))

@@ -17,6 +17,10 @@ public struct RouterOptions: Sendable {
     public var http: HTTPClientConfiguration
     /// Environment for `${VAR}` expansion.
     public var environment: [String: String]
+    /// The HTTP transport every channel sends through instead of the router's own client: a
+    /// `ScriptedTransport` (RouterTesting) runs a YAML route in-process, with the providers' answers
+    /// scripted. nil (the default) is the router's libcurl HTTP/2 client, built from ``http``.
+    public var transport: (any HTTPTransport)?
     /// How long a claim on an outbox row lasts without renewal. A process renews its claims every
     /// third of this while it works on them, so a live holder never loses them; the claims of a
     /// process that died expire after at most this long (at once, when the next `drain` on the same
@@ -30,7 +34,7 @@ public struct RouterOptions: Sendable {
         clock: any HeraldClock = SystemClock(), random: any RandomSource = SystemRandom(),
         logSink: (any LogSink)? = nil, store: (any HeraldStore)? = nil,
         http: HTTPClientConfiguration = HTTPClientConfiguration(),
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, transport: (any HTTPTransport)? = nil
     ) {
         self.clock = clock
         self.random = random
@@ -38,5 +42,6 @@ public struct RouterOptions: Sendable {
         self.store = store
         self.http = http
         self.environment = environment
+        self.transport = transport
     }
 }

@@ -45,6 +45,36 @@ import Testing
         await router.shutdown()
     }
 
+    /// Issue 34 §4: a YAML route runs in-process over `ScriptedTransport` (`RouterOptions.transport`):
+    /// no socket, and the route's retry and fallback come from the scripted answers.
+    @Test func aYAMLRouteRunsOverAScriptedTransport() async throws {
+        var registry = HeraldChannels.registry
+        registry.register(NtfyChannel.factory)
+        let http = ScriptedTransport()
+        http.route("https://primary.example/", [.json(503, "{}")])
+        http.route("https://backup.example/", [.json(200, #"{"id":"1"}"#)])
+        let yaml = """
+            version: 1
+            store: { path: \(Harness.tempPath()) }
+            channels:
+              primary: { type: ntfy, server: "https://primary.example/" }
+              backup: { type: ntfy, server: "https://backup.example/" }
+            routes:
+              default:
+                - deliver: [primary, backup]
+                  mode: first
+            """
+        let config = try ConfigLoader.parse(yaml, registry: registry)
+        let router = try await Router(
+            config: config, registry: registry, options: RouterOptions(logSink: RecordingLogSink(), transport: http))
+        try await router.register(Device(deviceId: "p", platform: "ntfy", fields: ["topic": "alerts"]))
+        let report = try await router.send(HeraldNotification(title: "Disk full"))
+        #expect(report.outcome("primary", "p") == .retry)
+        #expect(report.outcome("backup", "p") == .delivered)
+        #expect(http.requests.map(\.url) == ["https://primary.example/", "https://backup.example/"])
+        await router.shutdown()
+    }
+
     /// The ntfy example declares its platform (issue 16 item 2) and gets what a built-in platform
     /// gets: its fields checked once, its topic as the address (the topic moves between namespaces;
     /// unregister-by-token removes it) and its `topic` redacted by name.
