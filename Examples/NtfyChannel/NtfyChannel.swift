@@ -76,6 +76,11 @@ public struct NtfyChannel: Channel {
         if let u = n.url { body["click"] = .string(u) }
         body["priority"] = .number(n.priority == .high ? 5 : n.priority == .low ? 2 : 3)
         if let tag = n.collapseTag { body["tags"] = .array([.string(tag)]) }
+        // Per-notification options: `"ntfy": {"icon": "https://…", "tags": ["warning"]}` in the
+        // notification (ntfy's own publish fields; tags here replace the collapse tag).
+        let options = n.options(for: "ntfy")
+        if let icon = options["icon"]?.stringValue { body["icon"] = .string(icon) }
+        if let tags = options["tags"]?.arrayValue { body["tags"] = .array(tags.filter { $0.stringValue != nil }) }
         var headers = [HTTPHeader("content-type", "application/json")]
         if let token { headers.append(HTTPHeader("authorization", "Bearer \(token)")) }
         return HTTPRequest(method: "POST", url: server, headers: headers, body: JSONValue.object(body).canonicalBytes)

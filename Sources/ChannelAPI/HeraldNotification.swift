@@ -81,6 +81,11 @@ public struct HeraldNotification: Sendable, Equatable {
     public var telegram: [String: JSONValue]
     /// Live Activity content, as given; validated by the channels that send it.
     public var liveActivity: [String: JSONValue]?
+    /// Per-notification options of other platforms (a plugin's), by platform name, as given: the
+    /// JSON's top-level objects under any other lowercase name (`"gotify": {"priority": 8}`), as
+    /// `android` carries FCM's. The router refuses a name no channel module declares as a platform;
+    /// a channel reads its own with ``options(for:)``.
+    public var platformOptions: [String: [String: JSONValue]]
 
     /// Creates a notification. `id` defaults to a fresh UUID.
     public init(
@@ -90,7 +95,7 @@ public struct HeraldNotification: Sendable, Equatable {
         tag: String? = nil, data: [String: String] = [:], actions: [NotificationAction] = [], badge: Int? = nil,
         ttl: Int? = nil, priority: Priority? = nil, android: [String: JSONValue] = [:],
         ios: [String: JSONValue] = [:], web: [String: JSONValue] = [:], telegram: [String: JSONValue] = [:],
-        liveActivity: [String: JSONValue]? = nil
+        liveActivity: [String: JSONValue]? = nil, platformOptions: [String: [String: JSONValue]] = [:]
     ) {
         self.id = id
         self.namespace = namespace
@@ -110,6 +115,30 @@ public struct HeraldNotification: Sendable, Equatable {
         self.web = web
         self.telegram = telegram
         self.liveActivity = liveActivity
+        self.platformOptions = platformOptions
+    }
+
+    /// The per-notification options for `platform`: `android`, `ios`, `web` and `telegram` for the
+    /// built-in platforms of those names, else ``platformOptions``.
+    public func options(for platform: String) -> [String: JSONValue] {
+        switch platform {
+        case "android": android
+        case "ios": ios
+        case "web": web
+        case "telegram": telegram
+        default: platformOptions[platform] ?? [:]
+        }
+    }
+
+    /// Whether `key` can name a plugin platform's options: 1-32 characters of lowercase letters,
+    /// digits and `-`, starting with a letter.
+    public static func isPlatformOptionsKey(_ key: String) -> Bool {
+        guard let first = key.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first), key.utf8.count <= 32
+        else { return false }
+        return key.utf8.allSatisfy { c in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(c) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c)
+                || c == UInt8(ascii: "-")
+        }
     }
 
     /// The collapse identity: ``tag`` when present, else `<type>-<data.sessionId>`; cut to 64 bytes
@@ -126,7 +155,7 @@ extension HeraldNotification {
     public static func freshID() -> String { UUIDGenerator.make(1, random: SystemRandom())[0] }
 
     /// The members of a notification object, by field, as ``init(json:)`` reads them in one pass: the
-    /// contract's 18 fields; any other key is refused.
+    /// contract's 18 fields; any other key is refused unless it names a plugin platform's options.
     private struct Members {
         var id, namespace, type, title, body, severity, url, tag, data: JSONValue?
         var actions, badge, ttl, priority, android, ios, web, telegram, liveActivity: JSONValue?
@@ -169,9 +198,15 @@ extension HeraldNotification {
         guard let o = json.objectValue else { throw ValidationError(field: "notification", "must be a JSON object") }
         // One pass over the members (a notification has a few of the 18 fields): no hashing per field.
         var present = Members()
-        // The first unknown key in sorted order, so the error does not depend on hashing.
+        // The first unknown key in sorted order, so the error does not depend on hashing. An object under
+        // a platform-like name is a plugin platform's options; the router checks the name is declared.
         var unknown: String?
+        var platformOptions: [String: [String: JSONValue]] = [:]
         for (key, value) in o where !present.take(key, value) {
+            if let options = value.objectValue, HeraldNotification.isPlatformOptionsKey(key) {
+                platformOptions[key] = options
+                continue
+            }
             if unknown.map({ key < $0 }) ?? true { unknown = key }
         }
         if let unknown { throw ValidationError(field: unknown, "unknown field") }
@@ -287,7 +322,7 @@ extension HeraldNotification {
             ttl: try integer("ttl", m.ttl, range: 0...(28 * 86_400)), priority: priority,
             android: try object("android", m.android) ?? [:], ios: try object("ios", m.ios) ?? [:],
             web: try object("web", m.web) ?? [:], telegram: try object("telegram", m.telegram) ?? [:],
-            liveActivity: liveActivity)
+            liveActivity: liveActivity, platformOptions: platformOptions)
         if title == nil, body == nil, liveActivity == nil {
             throw ValidationError(field: "title", "a notification needs a title, a body or a liveActivity")
         }
@@ -335,6 +370,7 @@ extension HeraldNotification {
         if !web.isEmpty { o["web"] = .object(web) }
         if !telegram.isEmpty { o["telegram"] = .object(telegram) }
         if let liveActivity { o["liveActivity"] = .object(liveActivity) }
+        for (platform, options) in platformOptions { o[platform] = .object(options) }
         return .object(o)
     }
 

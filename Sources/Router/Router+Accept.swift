@@ -55,6 +55,7 @@ extension Router {
         var batchIds: Set<String> = []
         for (index, notification) in notifications.enumerated() {
             do {
+                try checkPlatformOptions(notification)
                 // The same id twice in one batch: only the first can be stored.
                 if batchIds.contains(notification.id) { throw StoreError.duplicateNotification(notification.id) }
                 let (routeName, steps) = g.config.routes.route(for: notification.namespace)

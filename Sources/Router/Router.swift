@@ -209,6 +209,7 @@ public final class Router: Sendable {
     /// Returns the plan.
     @discardableResult
     public func enqueue(_ notification: HeraldNotification) throws -> DeliveryPlan {
+        try checkPlatformOptions(notification)
         var notification = notification
         let (key, existing) = try storageKey(for: notification)
         if existing != nil { throw StoreError.duplicateNotification(notification.id) }
@@ -220,6 +221,15 @@ public final class Router: Sendable {
             notification, config: g.config, facts: PlanningFacts(devices: devices, cooledDownSteps: cooled))
         _ = try persist(notification, graph: g, cooled: cooled)
         return plan
+    }
+
+    /// Refuses options under a name no registered module declares as a platform: the notification JSON
+    /// reads any lowercase object key as a plugin platform's options (``HeraldNotification/platformOptions``),
+    /// so a misspelt field is caught here, as the unknown field it is.
+    func checkPlatformOptions(_ notification: HeraldNotification) throws(ValidationError) {
+        for name in notification.platformOptions.keys.sorted() where registry.platform(name) == nil {
+            throw ValidationError(field: name, "unknown field (no channel module declares a platform '\(name)')")
+        }
     }
 
     /// The steps whose `cooldown:` window already saw the notification's tag (stamping the others).
@@ -281,6 +291,7 @@ public final class Router: Sendable {
     /// 100,000-device fan-out runs in memory that does not grow with it. Read the deliveries with
     /// ``forEachDelivery(of:_:)``.
     public func sendSummarized(_ notification: HeraldNotification) async throws -> SendSummary {
+        try checkPlatformOptions(notification)
         // Ids are unique per namespace: the key is the id, or its scoped form when another
         // namespace holds the id; a key stored meanwhile by another sender is looked up again.
         for _ in 0..<3 {

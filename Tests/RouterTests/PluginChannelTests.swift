@@ -75,6 +75,44 @@ import Testing
         await router.shutdown()
     }
 
+    /// Issue 34 §4: a plugin platform carries per-notification options as `android` does, under its own
+    /// name; a name no module declares is still an unknown field.
+    @Test func aPluginPlatformCarriesItsOwnOptions() async throws {
+        var registry = HeraldChannels.registry
+        registry.register(NtfyChannel.factory)
+        let http = ScriptedTransport()
+        http.route("https://ntfy.example/", [.json(200, "{}")])
+        let yaml = """
+            version: 1
+            store: { path: \(Harness.tempPath()) }
+            channels:
+              ntfy: { type: ntfy, server: "https://ntfy.example/" }
+            routes:
+              default:
+                - deliver: [ntfy]
+            """
+        let router = try await Router(
+            config: try ConfigLoader.parse(yaml, registry: registry), registry: registry,
+            options: RouterOptions(logSink: RecordingLogSink(), transport: http))
+        try await router.register(Device(deviceId: "p", platform: "ntfy", fields: ["topic": "alerts"]))
+        let n = try HeraldNotification(
+            jsonText: #"{"title":"Disk full","ntfy":{"icon":"https://example.com/disk.png","tags":["warning"]}}"#)
+        #expect(n.platformOptions["ntfy"]?["icon"] == "https://example.com/disk.png")
+        #expect(n.json["ntfy"]?["tags"] == ["warning"])
+        let report = try await router.send(n)
+        #expect(report.outcome("ntfy", "p") == .delivered)
+        let body = try JSONValue.parse(try #require(http.requests.first).body)
+        #expect(body["icon"] == "https://example.com/disk.png")
+        #expect(body["tags"] == ["warning"])
+        // A misspelt platform is refused by the router, naming the field; a non-object is refused by the parser.
+        let typo = try HeraldNotification(jsonText: #"{"title":"x","ntfyy":{"icon":"y"}}"#)
+        await #expect(throws: ValidationError.self) { try await router.send(typo) }
+        #expect(throws: ValidationError.self) { try router.enqueue(typo) }
+        #expect(throws: ValidationError.self) { try HeraldNotification(jsonText: #"{"title":"x","ntfy":"y"}"#) }
+        #expect(throws: ValidationError.self) { try HeraldNotification(jsonText: #"{"title":"x","Ntfy":{}}"#) }
+        await router.shutdown()
+    }
+
     /// The ntfy example declares its platform (issue 16 item 2) and gets what a built-in platform
     /// gets: its fields checked once, its topic as the address (the topic moves between namespaces;
     /// unregister-by-token removes it) and its `topic` redacted by name.
