@@ -34,6 +34,7 @@ import base64
 import hashlib
 import hmac
 import html
+import http.client
 import http.cookies
 import json
 import os
@@ -70,7 +71,8 @@ class Site:
     # -- Herald --------------------------------------------------------------------------------
 
     def herald(self, method, path, body=None):
-        """One call to herald serve; returns (status, parsed JSON or None)."""
+        """One call to herald serve; returns (status, parsed JSON or None). Status 0 when Herald
+        could not be reached (refused, reset, timed out): the callers answer 502 then."""
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.herald_url + path, data=data, method=method)
         request.add_header("Authorization", f"Bearer {self.herald_token}")
@@ -86,6 +88,13 @@ class Site:
                 return error.code, json.loads(raw) if raw else None
             except ValueError:
                 return error.code, None
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError, http.client.HTTPException) as error:
+            # Never the exception's text to the browser (it may name internal addresses).
+            reason = getattr(error, "reason", error)
+            sys.stderr.write(f"site: Herald unreachable at {self.herald_url}: {type(reason).__name__}\n")
+            return 0, None
+        except ValueError:  # a 2xx whose body is not JSON
+            return 0, None
 
     @staticmethod
     def namespace(user):
@@ -384,7 +393,8 @@ class Handler(BaseHTTPRequestHandler):
             field = ((answer or {}).get("error") or {}).get("field")
             self.send_json(400, {"error": f"invalid connection data ({field or 'unknown field'})"})
         else:
-            sys.stderr.write(f"site: Herald answered {status} to a device registration\n")
+            if status:
+                sys.stderr.write(f"site: Herald answered {status} to a device registration\n")
             self.send_json(502, {"error": "could not save the connection"})
 
     def disconnect(self):
@@ -402,7 +412,8 @@ class Handler(BaseHTTPRequestHandler):
         if status in (204, 404):  # gone now, or already gone: the same to the caller
             self.send_json(200, {"ok": True})
         else:
-            sys.stderr.write(f"site: Herald answered {status} to a device removal\n")
+            if status:
+                sys.stderr.write(f"site: Herald answered {status} to a device removal\n")
             self.send_json(502, {"error": "could not remove the connection"})
 
     # -- sending ----------------------------------------------------------------------------------
