@@ -105,8 +105,9 @@ def main(argv):
     if show:
         print(text)
         return 0
-    root = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=os.path.dirname(readme),
-                          capture_output=True, text=True).stdout.strip() or os.getcwd()
+    root = os.path.dirname(readme)  # the repository root: the nearest folder up with a Package.swift
+    while not os.path.exists(os.path.join(root, "Package.swift")) and os.path.dirname(root) != root:
+        root = os.path.dirname(root)
     scratch = tempfile.mkdtemp(prefix="readme-steps-")
     env = dict(os.environ, TMPDIR=scratch)
     process = subprocess.Popen(["bash", "-c", text], cwd=root, env=env, start_new_session=True)
