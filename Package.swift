@@ -133,7 +133,8 @@ let package = Package(
             name: "NtfyChannel", dependencies: ["ChannelAPI", "ChannelSupport"], path: "Examples/NtfyChannel",
             exclude: ["README.md", "fake_ntfy.py"]),
         .executableTarget(
-            name: "EmbeddedHub", dependencies: ["Router", "HeraldChannels", "NtfyChannel"], path: "Examples/EmbeddedHub",
+            name: "EmbeddedHub", dependencies: ["Router", "HeraldChannels", "NtfyChannel"],
+            path: "Examples/EmbeddedHub",
             exclude: ["README.md"]),
 
         // Tests (Swift Testing). Vectors live in each suite's Vectors/ folder.
