@@ -21,7 +21,9 @@ Run it as a script:
     python3 herald_hub.py report ID action --action approve --device-id pixel   # what an app sends
     python3 herald_hub.py register '{"deviceId":"pixel","platform":"phone","token":"…"}'
 
-Each command prints JSON lines on stdout; errors go to stderr with exit code 1.
+Each command prints JSON lines on stdout; errors go to stderr with exit code 1. The token needs
+scope ``send`` for ``send``, ``read`` for ``wait-action`` and ``events``, ``events`` for ``report``
+and ``devices`` for ``register`` (a missing scope is HTTP 403).
 """
 
 import http.client
