@@ -15,7 +15,8 @@ struct WebExampleTests {
     static let root = ServeProcess.repositoryRoot
 
     @Test func thePageRegistersWithHeraldAndTheWorkerReportsThroughTheEventsRoute() async throws {
-        let (hubToken, hubEntry) = ServeProcess.token(name: "hub", namespaces: ["default"], scopes: ["devices", "events"])
+        let (hubToken, hubEntry) = ServeProcess.token(
+            name: "hub", namespaces: ["default"], scopes: ["devices", "events"])
         let (adminToken, adminEntry) = ServeProcess.token(
             name: "admin", namespaces: ["default"], scopes: ["send", "read", "devices"])
         let serve = try ServeProcess { home, listen in
@@ -54,11 +55,13 @@ struct WebExampleTests {
             hub = started
             let stderr = try await started.waitForStderr("listening on")
             let url = try #require(
-                stderr.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression).map { String(stderr[$0]) })
+                stderr.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression).map { String(stderr[$0]) }
+            )
 
             let payload = #"{"id":"\#(id)","title":"Deploy?","body":"to production","deviceId":"headless"}"#
             let r = try Subprocess.run(
-                executable: "python3", arguments: [Self.root + "/Tests/ServerTests/Scripts/web_browser.py", url + "/", payload],
+                executable: "python3",
+                arguments: [Self.root + "/Tests/ServerTests/Scripts/web_browser.py", url + "/", payload],
                 environment: ["WAIT_URL": serve.baseURL + "/v1/notifications/\(id)", "WAIT_TOKEN": adminToken])
             let result = try JSONValue.parse(r.stdout.split(separator: "\n").last.map(String.init) ?? "")
             #expect(r.code == 0, "\(r.stdout) \(r.stderr)")
