@@ -19,7 +19,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pulse_browser import Browser  # noqa: E402
+from pulse_browser import run_reporting  # noqa: E402
 
 FAKE_PUSH_SERVICE = r"""
 (() => {
@@ -48,8 +48,8 @@ FAKE_PUSH_SERVICE = r"""
 
 def main(argv):
     url, payload = argv
-    browser = Browser()
-    try:
+
+    def work(browser):
         origin = url.split("/", 3)
         origin = origin[0] + "//" + origin[2]
         browser.command("Browser.grantPermissions", origin=origin, permissions=["notifications"])
@@ -94,13 +94,9 @@ def main(argv):
                     if not received:
                         time.sleep(0.2)
                 result["received"] = received
-        print(json.dumps(result))
-        return 0
-    except Exception as error:  # report anything as one line for the Swift test
-        print(json.dumps({"error": str(error)}))
-        return 1
-    finally:
-        browser.close()
+        return result
+
+    return run_reporting(work)
 
 
 if __name__ == "__main__":
