@@ -11,7 +11,8 @@ It implements section 二 of the Pulse Relay site integration guide ("网站接�
 3. ``POST {connect}``: checks ``X-Pulse-Relay: 1``, ``Content-Type: application/json``, the site's
    login and the relay allow-list, then registers the key with Herald (``POST /v1/devices``,
    platform ``pulse``, namespace = the site's user). The push key goes to Herald only: it is never
-   logged and never sent to a browser.
+   logged and never sent to a browser. When Herald cannot be reached (refused, reset, timed out)
+   or fails, the answer is 502 with a JSON error, never an empty reply.
 4. ``DELETE {connect}``: the same checks, then ``DELETE /v1/devices`` for that user's device;
    repeating it is still 200.
 
