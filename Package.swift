@@ -129,10 +129,13 @@ let package = Package(
             ]),
 
         // Examples: a channel module built outside the built-in set, and a hub embedding the router.
-        .target(name: "NtfyChannel", dependencies: ["ChannelAPI", "ChannelSupport"], path: "Examples/NtfyChannel"),
+        .target(
+            name: "NtfyChannel", dependencies: ["ChannelAPI", "ChannelSupport"], path: "Examples/NtfyChannel",
+            exclude: ["README.md", "fake_ntfy.py"]),
         .executableTarget(
-            name: "EmbeddedHub", dependencies: ["Router", "HeraldChannels", "NtfyChannel"], path: "Examples/EmbeddedHub"
-        ),
+            name: "EmbeddedHub", dependencies: ["Router", "HeraldChannels", "NtfyChannel"],
+            path: "Examples/EmbeddedHub",
+            exclude: ["README.md"]),
 
         // Tests (Swift Testing). Vectors live in each suite's Vectors/ folder.
         .testTarget(

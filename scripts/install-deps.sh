@@ -4,7 +4,7 @@
 set -euo pipefail
 
 apt_packages=(pkg-config libssl-dev libcurl4-openssl-dev libsqlite3-dev libyaml-dev libsodium-dev
-  nginx-light nghttp2-client openssl nodejs libmicrohttpd-dev libpq-dev postgresql chromium wrk node-typescript)
+  nginx-light nghttp2-client openssl curl nodejs libmicrohttpd-dev libpq-dev postgresql chromium wrk node-typescript)
 pip_packages=(h2 pyjwt cryptography http_ece pynacl prometheus_client websocket-client)
 
 missing=()

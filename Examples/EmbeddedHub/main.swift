@@ -1,20 +1,28 @@
 // A hub that embeds Herald in-process: builds a router from a config value, registers a device,
-// sends a permission request, and waits for the person's answer.
+// sends a permission request, and waits for the person's answer (see README.md).
 //
-//   swift run EmbeddedHub
+//   swift run EmbeddedHub                                   # console only
+//   NTFY_SERVER=https://ntfy.sh NTFY_TOPIC=my-secret-topic swift run EmbeddedHub
+//
+// The store is a temporary folder, removed when the hub ends (also after a failure).
 import ChannelAPI
 import Foundation
 import HeraldChannels
 import NtfyChannel
 import Router
 
+let environment = ProcessInfo.processInfo.environment
 let home = FileManager.default.temporaryDirectory.appendingPathComponent("embedded-hub-\(getpid())").path
+// The ntfy channel (Examples/NtfyChannel) is on when NTFY_SERVER names a server; the console
+// channel takes over when ntfy does not deliver.
+let ntfyServer = environment["NTFY_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+let topic = environment["NTFY_TOPIC"].flatMap { $0.isEmpty ? nil : $0 } ?? "herald-demo"
 let yaml = """
     version: 1
     store: { path: \(home)/herald.db }
     channels:
       console: { type: log, path: "-" }
-      ntfy: { type: ntfy, server: "https://ntfy.sh", enabled: false }
+      ntfy: { type: ntfy, server: "\(ntfyServer ?? "https://ntfy.sh")", enabled: \(ntfyServer != nil) }
     routes:
       default:
         - deliver: [ntfy]
@@ -22,13 +30,16 @@ let yaml = """
           unless-delivered: [ntfy]
     """
 
+/// Removes the temporary store.
+func removeStore() { try? FileManager.default.removeItem(atPath: home) }
+
 var registry = HeraldChannels.registry
 registry.register(NtfyChannel.factory)  // a plugin channel, registered by its type: name
 
 do {
     let config = try ConfigLoader.parse(yaml, file: "embedded.yaml", registry: registry)
     let router = try await Router(config: config, registry: registry)
-    try await router.register(Device(deviceId: "my-phone", platform: "ntfy", fields: ["topic": "herald-demo"]))
+    try await router.register(Device(deviceId: "my-phone", platform: "ntfy", fields: ["topic": .string(topic)]))
 
     let events = router.events()
     let watcher = Task {
@@ -57,7 +68,9 @@ do {
     }
     watcher.cancel()
     await router.shutdown()
+    removeStore()
 } catch {
     print("embedded hub failed: \(error)")
+    removeStore()
     exit(1)
 }

@@ -21,7 +21,9 @@ Run it as a script:
     python3 herald_hub.py report ID action --action approve --device-id pixel   # what an app sends
     python3 herald_hub.py register '{"deviceId":"pixel","platform":"phone","token":"…"}'
 
-Each command prints JSON lines on stdout; errors go to stderr with exit code 1.
+Each command prints JSON lines on stdout; errors go to stderr with exit code 1. The token needs
+scope ``send`` for ``send``, ``read`` for ``wait-action`` and ``events``, ``events`` for ``report``
+and ``devices`` for ``register`` (a missing scope is HTTP 403).
 """
 
 import http.client
@@ -163,7 +165,8 @@ class Herald:
                 return None
 
     def events(self, namespace=None, since=None, reconnect=True):
-        """Yields ``{"id", "event", "data"}`` from the event stream, forever.
+        """Yields ``{"id", "event", "data"}`` from the event stream, forever; ``data`` is the parsed
+        JSON (a dict), as in the TypeScript client.
 
         After a disconnect it reconnects with ``Last-Event-ID`` set to the last id it yielded, so
         every event arrives exactly once, in order. ``since`` starts after that id (0: from the
@@ -224,8 +227,8 @@ def _server_sent_events(response):
             skip = 2 if buffer[cut:cut + 2] == b"\r\n" else 1
             buffer = buffer[cut + skip:]
             if line == "":
-                if data or event_type:
-                    yield {"id": event_id, "event": event_type or "message", "data": "\n".join(data)}
+                if data:  # Herald's data is always JSON: parsed, as the TypeScript client does
+                    yield {"id": event_id, "event": event_type or "message", "data": json.loads("\n".join(data))}
                 event_type, data = None, []
                 continue
             if line.startswith(":"):

@@ -33,13 +33,15 @@ async function main(): Promise<void> {
       { id: 'deny', title: 'Deny', destructive: true },
     ],
   });
+  console.log(`sent ${id}`);
   for (const d of report.deliveries ?? []) console.log(`delivery ${d.channel} ${d.deviceId ?? '-'} ${d.outcome}`);
 
   // 3. Sending the same id again is answered from the store.
   const again = await herald.send({ id, title: 'Permission Request' }, { wait: 'none' });
   console.log(`resent: replayed=${again.replayed}`);
 
-  // 4. Wait for a person's answer (a Telegram button, an app's POST …/events).
+  // 4. Wait for a person's answer (a Telegram button, an app's POST …/events): WAIT_SECONDS
+  //    (default 60), then give up.
   const seconds = Number(process.env.WAIT_SECONDS ?? 60);
   const answer = await herald.waitForAction(id, seconds);
   console.log(answer ? `answer: ${answer.actionId} from ${answer.deviceId ?? 'unknown'}` : 'no answer in time');

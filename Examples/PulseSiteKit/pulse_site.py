@@ -11,7 +11,8 @@ It implements section 二 of the Pulse Relay site integration guide ("网站接�
 3. ``POST {connect}``: checks ``X-Pulse-Relay: 1``, ``Content-Type: application/json``, the site's
    login and the relay allow-list, then registers the key with Herald (``POST /v1/devices``,
    platform ``pulse``, namespace = the site's user). The push key goes to Herald only: it is never
-   logged and never sent to a browser.
+   logged and never sent to a browser. When Herald cannot be reached (refused, reset, timed out)
+   or fails, the answer is 502 with a JSON error, never an empty reply.
 4. ``DELETE {connect}``: the same checks, then ``DELETE /v1/devices`` for that user's device;
    repeating it is still 200.
 
@@ -34,6 +35,7 @@ import base64
 import hashlib
 import hmac
 import html
+import http.client
 import http.cookies
 import json
 import os
@@ -70,7 +72,8 @@ class Site:
     # -- Herald --------------------------------------------------------------------------------
 
     def herald(self, method, path, body=None):
-        """One call to herald serve; returns (status, parsed JSON or None)."""
+        """One call to herald serve; returns (status, parsed JSON or None). Status 0 when Herald
+        could not be reached (refused, reset, timed out): the callers answer 502 then."""
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.herald_url + path, data=data, method=method)
         request.add_header("Authorization", f"Bearer {self.herald_token}")
@@ -86,6 +89,13 @@ class Site:
                 return error.code, json.loads(raw) if raw else None
             except ValueError:
                 return error.code, None
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError, http.client.HTTPException) as error:
+            # Never the exception's text to the browser (it may name internal addresses).
+            reason = getattr(error, "reason", error)
+            sys.stderr.write(f"site: Herald unreachable at {self.herald_url}: {type(reason).__name__}\n")
+            return 0, None
+        except ValueError:  # a 2xx whose body is not JSON
+            return 0, None
 
     @staticmethod
     def namespace(user):
@@ -384,7 +394,8 @@ class Handler(BaseHTTPRequestHandler):
             field = ((answer or {}).get("error") or {}).get("field")
             self.send_json(400, {"error": f"invalid connection data ({field or 'unknown field'})"})
         else:
-            sys.stderr.write(f"site: Herald answered {status} to a device registration\n")
+            if status:
+                sys.stderr.write(f"site: Herald answered {status} to a device registration\n")
             self.send_json(502, {"error": "could not save the connection"})
 
     def disconnect(self):
@@ -402,7 +413,8 @@ class Handler(BaseHTTPRequestHandler):
         if status in (204, 404):  # gone now, or already gone: the same to the caller
             self.send_json(200, {"ok": True})
         else:
-            sys.stderr.write(f"site: Herald answered {status} to a device removal\n")
+            if status:
+                sys.stderr.write(f"site: Herald answered {status} to a device removal\n")
             self.send_json(502, {"error": "could not remove the connection"})
 
     # -- sending ----------------------------------------------------------------------------------

@@ -3,21 +3,27 @@
 // Receives the JSON payload Herald's `webpush` channel sends (see docs/channels/webpush.md):
 //   { id, type, title, body, tag, url, data, actions: [{action, title, url?, destructive?}],
 //     badge, icon, image, severity, deviceId, ... }
-// and reports lifecycle events to the hub, which records them with `router.recordEvent`.
+// and reports lifecycle events through Herald's HTTP API (`herald serve`):
+//   POST /v1/notifications/{id}/events  {"kind": "received|tapped|dismissed|action", "action"?, "deviceId"?}
+// (docs/http-api.md, "Lifecycle events"). The worker calls that path on its own origin, where the
+// site's backend (here Examples/web/hub.py) adds its Herald token, so no token reaches the browser.
 
-// Where the hub accepts lifecycle reports. Herald itself has no HTTP server: the hub provides
-// this endpoint and turns each report into a ChannelEvent (see docs/channels/webpush.md).
-const EVENTS_URL = new URL('herald/events', self.registration.scope).href;
+// `v1/notifications/{id}/events`, relative to the worker's scope (the page's folder).
+function eventsURL(id) {
+  return new URL('v1/notifications/' + encodeURIComponent(id) + '/events', self.registration.scope).href;
+}
 
-function report(payload, kind, actionId) {
+function report(payload, kind, action) {
   if (!payload || !payload.id) return Promise.resolve();
-  const event = { notificationId: payload.id, kind, deviceId: payload.deviceId || null };
-  if (actionId) event.actionId = actionId;
-  return fetch(EVENTS_URL, {
+  // The shape the events route accepts: kind, action (only with kind action), deviceId, data.
+  const event = { kind };
+  if (action) event.action = action;
+  if (payload.deviceId) event.deviceId = payload.deviceId;
+  return fetch(eventsURL(payload.id), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(event),
-    credentials: 'include',
+    credentials: 'same-origin',
     keepalive: true,
   }).catch(() => {}); // reporting is best effort
 }

@@ -65,7 +65,8 @@ public struct StandardErrorLogSink: LogSink {
 }
 
 /// A logger lent to a channel. Every message and field passes through redaction: values of fields
-/// named like secrets are masked, and registered secret strings are scrubbed from text.
+/// named like secrets are redacted (a push token or endpoint shortened, anything else in full,
+/// ``Redaction/field(_:_:)``), and registered secret strings are scrubbed from text.
 public struct ChannelLogger: Sendable {
     /// The logging source name.
     public let source: String
@@ -92,7 +93,7 @@ public struct ChannelLogger: Sendable {
         for (k, v) in fields {
             clean[k] =
                 ChannelLogger.secretFieldNames.contains(k.lowercased())
-                ? Redaction.mask(v) : Redaction.scrub(v, secrets: secrets)
+                ? Redaction.field(k.lowercased(), v) : Redaction.scrub(v, secrets: secrets)
         }
         sink.write(
             LogRecord(

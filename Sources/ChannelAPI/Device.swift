@@ -58,8 +58,10 @@ public struct Device: Sendable, Equatable {
     /// platform adds its own (``PlatformDescriptor/secretFields``).
     public static let secretFields: Set<String> = ["pushKey", "secret", "auth", "p256dh", "token", "endpoint"]
 
-    /// The registration as JSON with every secret replaced by a short redacted form (for listings):
-    /// the common ``secretFields`` and `extraSecretFields` (the platform's own, from its descriptor).
+    /// The registration as JSON with every secret redacted (for listings): the common ``secretFields``
+    /// and `extraSecretFields` (the platform's own, from its descriptor). A push token or endpoint is
+    /// shortened so devices can be told apart; every other secret is `‹redacted›`
+    /// (``Redaction/field(_:_:)``).
     public func redactedJSON(extraSecretFields: Set<String> = []) -> JSONValue {
         let names = Device.secretFields.union(extraSecretFields)
         var o = Device.redact(.object(fields), names: names).objectValue ?? [:]
@@ -107,7 +109,7 @@ public struct Device: Sendable, Equatable {
         var out: [String: JSONValue] = [:]
         for (k, v) in o {
             if names.contains(k), let s = v.stringValue {
-                out[k] = .string(Redaction.mask(s))
+                out[k] = .string(Redaction.field(k, s))
             } else {
                 out[k] = redact(v, names: names)
             }

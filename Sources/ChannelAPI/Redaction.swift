@@ -2,11 +2,29 @@ import Foundation
 
 /// Helpers that keep secrets out of logs and listings.
 public enum Redaction {
+    /// What every fully redacted value is replaced with.
+    public static let redacted = "‹redacted›"
+
     /// A masked form that lets a person tell two values apart without revealing either:
-    /// the first 4 and last 4 characters of long values, `‹redacted›` for short ones.
+    /// the first 4 and last 4 characters of long values, `‹redacted›` for short ones. Only for
+    /// values that identify a device at its provider (a push token, a Web Push endpoint), which an
+    /// operator needs to tell apart; a key or a credential is ``field(_:_:)``'s ``redacted``.
     public static func mask(_ secret: String) -> String {
-        guard secret.count > 16 else { return "‹redacted›" }
+        guard secret.count > 16 else { return redacted }
         return "\(secret.prefix(4))…\(secret.suffix(4))"
+    }
+
+    /// The names of secret fields that identify a device at its provider rather than authenticate
+    /// to it: a push token (`token`) and a Web Push endpoint (`endpoint`). Listings and logs show them
+    /// masked (``mask(_:)``) so two devices can be told apart.
+    public static let addressFieldNames: Set<String> = ["token", "endpoint"]
+
+    /// How a listing or a log shows the value of the secret field `name`: masked (``mask(_:)``) for a
+    /// device address (``addressFieldNames``), ``redacted`` for every other secret (a `pushKey`, a
+    /// Web Push `auth` or `p256dh`, a `secret`, a field a platform declares secret): nothing of
+    /// a key is shown.
+    public static func field(_ name: String, _ value: String) -> String {
+        addressFieldNames.contains(name) ? mask(value) : redacted
     }
 
     /// Replaces every occurrence of each secret in `text` with `‹redacted›`: the secret as it is, and

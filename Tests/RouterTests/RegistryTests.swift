@@ -103,6 +103,29 @@ import Testing
         let text = d.redactedJSON.canonicalString
         #expect(!text.contains("00112233445566778899aabbccddeeff"))
         #expect(!text.contains("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="))
+        // Issue 36: the push token is shortened (operators tell devices apart by it); the key shows nothing.
+        #expect(d.redactedJSON["token"] == "0011…eeff")
+        #expect(d.redactedJSON["pushKey"] == "‹redacted›")
+        #expect(!text.contains("AAEC") && !text.contains("Hh8="))
+    }
+
+    /// Issue 36: every secret field but a device address (push token, Web Push endpoint) is redacted
+    /// in full, also the fields a platform declares secret, at any depth.
+    @Test func secretFieldsAreRedactedInFullAndAddressesShortened() throws {
+        let d = try Device(
+            jsonText: #"""
+                {"deviceId":"w","platform":"web","secret":"s3cr3t-s3cr3t-s3cr3t-s3cr3t",
+                 "subscription":{"endpoint":"https://push.example.net/send/0123456789abcdef",
+                                 "keys":{"p256dh":"BOrp256dhp256dhp256dhp256dhXYZW","auth":"authauthauthauth1234"}},
+                 "registrationInfo":{"webhookId":"a1b2c3d4e5f60718293a4b5c6d7e8f90aabbccddeeff00112233445566778899"}}
+                """#)
+        let o = d.redactedJSON(extraSecretFields: ["webhookId"])
+        #expect(o["secret"] == "‹redacted›")
+        #expect(o["subscription"]?["endpoint"] == "http…cdef")
+        #expect(o["subscription"]?["keys"] == ["p256dh": "‹redacted›", "auth": "‹redacted›"])
+        #expect(o["registrationInfo"]?["webhookId"] == "‹redacted›")
+        #expect(Redaction.field("token", "abcdefabcdefabcdefabcdef") == "abcd…cdef")
+        #expect(Redaction.field("pushKey", "abcdefabcdefabcdefabcdef") == "‹redacted›")
     }
 }
 

@@ -229,8 +229,8 @@ import Testing
         await router.shutdown()
     }
 
-    /// Item 6: the Home Assistant `registrationInfo.webhookId` (a credential) is masked in the answers
-    /// of `POST /v1/devices` and `GET /v1/devices`, as the push token is.
+    /// Item 6: the Home Assistant `registrationInfo.webhookId` (a credential) is redacted in the
+    /// answers of `POST /v1/devices` and `GET /v1/devices`; the push token is shortened (issue 36).
     @Test func aHomeAssistantWebhookIdIsRedactedInAnswers() async throws {
         let clock = ManualClock()
         let (api, router, home) = try await Self.api(clock: clock, log: RecordingLogSink()) {
@@ -250,7 +250,9 @@ import Testing
         #expect(listed.status == 200)
         for (what, r) in [("POST", registered), ("GET", listed)] {
             #expect(!Self.text(r).contains(webhookId), "\(what) /v1/devices echoes the webhookId: \(Self.text(r))")
-            #expect(Self.text(r).contains(#""webhookId":"a1b2…8899""#), "\(what): \(Self.text(r))")
+            #expect(Self.text(r).contains(#""webhookId":"‹redacted›""#), "\(what): \(Self.text(r))")
+            #expect(!Self.text(r).contains("a1b2"), "\(what): \(Self.text(r))")  // issue 36: nothing of it
+            #expect(Self.text(r).contains(#""token":"ha-p…cdef""#), "\(what): \(Self.text(r))")
         }
         // Stored whole: the relay still gets it.
         let stored = try router.store.device(namespace: "default", deviceId: "ha-phone", platform: "mobile-app")

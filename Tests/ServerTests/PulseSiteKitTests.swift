@@ -150,6 +150,7 @@ struct PulseSiteKitTests {
             #expect(device["sourceId"] == "s_7Kq")
             #expect(device["relay"] == "https://relay.crsyounen.com")
             #expect(!(try setup.herald(["/v1/devices?namespace=user-alice"]).stdout.contains(Self.pushKey)))
+            #expect(device["pushKey"] == "‹redacted›")  // issue 36: not even its first and last 4
 
             // A Live Activity through the site reaches the (fake) relay, signed with the device's key.
             let login = try setup.site(jar, ["-d", "username=alice&password=wonderland"], path: "/login")
@@ -241,6 +242,38 @@ struct PulseSiteKitTests {
             #expect(ok.status == 200)
             #expect(try JSONValue.parse(ok.body) == ["ok": true])
             #expect(try setup.devices().count == 1)
+        } catch {
+            await setup.cleanUp()
+            throw error
+        }
+        await setup.cleanUp()
+    }
+
+    /// Issue 36: with Herald down, `connect` and `DELETE {connect}` answer the intended 502 with a JSON
+    /// body (not an empty reply and a traceback), the page then reports `code=502`, and the site
+    /// keeps serving.
+    @Test func heraldDownIsA502NotAnEmptyReply() async throws {
+        let setup = try await Self.setUp()
+        do {
+            let jar = setup.serve.home + "/cookies"
+            #expect(try setup.site(jar, ["-d", "username=alice&password=wonderland"], path: "/login").status == 303)
+            let stopped = try await setup.serve.stop()
+            #expect(stopped?.code == 0)
+            let body =
+                #"{"relay":"https://relay.crsyounen.com","deviceId":"d1","sourceId":"s1","pushKey":"\#(Self.pushKey)","deviceName":"iPhone"}"#
+            let headers = ["-H", "X-Pulse-Relay: 1", "-H", "Content-Type: application/json"]
+            let connect = try setup.site(jar, headers + ["-d", body], path: "/api/pulse-relay/connect")
+            #expect(connect.status == 502, "\(connect.body)")
+            #expect(try JSONValue.parse(connect.body)["error"] == "could not save the connection")
+            let remove = try setup.site(
+                jar, ["-X", "DELETE"] + headers + ["-d", #"{"deviceId":"d1","sourceId":"s1"}"#],
+                path: "/api/pulse-relay/connect")
+            #expect(remove.status == 502, "\(remove.body)")
+            #expect(!setup.siteProcess.stderr.contains("Traceback"), "\(setup.siteProcess.stderr)")
+            #expect(setup.siteProcess.stderr.contains("Herald unreachable"))
+            #expect(!setup.siteProcess.stderr.contains(Self.pushKey))
+            // Still serving.
+            #expect(try setup.site(jar, [], path: "/.well-known/pulse-relay.json").status == 200)
         } catch {
             await setup.cleanUp()
             throw error

@@ -258,10 +258,15 @@ func pythonCheck(_ input: JSONValue) throws -> JSONValue {
         let calls = try serviceWorker(["payload": .string(plaintext), "action": "approve", "scope": .string(scope)])
         #expect(calls["error"] == nil, "\(calls)")
         let list = calls.arrayValue ?? []
+        // Herald's events route (docs/http-api.md): the id in the path, and only kind, action, deviceId
+        // (and data) in the body; anything else is 422 (issue 36: `actionId` was).
         func report(_ kind: String, _ action: String? = nil) -> JSONValue {
-            var body: [String: JSONValue] = ["notificationId": "n-7", "kind": .string(kind), "deviceId": "laptop"]
-            if let action { body["actionId"] = .string(action) }
-            return ["call": "fetch", "url": .string(scope + "herald/events"), "method": "POST", "body": .object(body)]
+            var body: [String: JSONValue] = ["kind": .string(kind), "deviceId": "laptop"]
+            if let action { body["action"] = .string(action) }
+            return [
+                "call": "fetch", "url": .string(scope + "v1/notifications/n-7/events"), "method": "POST",
+                "body": .object(body),
+            ]
         }
         let shown = try #require(list.first)
         #expect(shown["call"] == "showNotification" && shown["title"] == "Permission Request")

@@ -128,10 +128,24 @@ STATE = """JSON.stringify({
 })"""
 
 
-def main(argv):
-    url, user, password, choice = argv
+def run_reporting(work):
+    """Runs ``work(browser)`` in a fresh headless Chromium and prints its result, or
+    ``{"error": …}``, as one JSON line for the Swift test. Returns the exit status."""
     browser = Browser()
     try:
+        print(json.dumps(work(browser)))
+        return 0
+    except Exception as error:  # report anything as one line for the Swift test
+        print(json.dumps({"error": str(error)}))
+        return 1
+    finally:
+        browser.close()
+
+
+def main(argv):
+    url, user, password, choice = argv
+
+    def work(browser):
         browser.command("Page.navigate", url=url)
         browser.wait_until("document.readyState === 'complete' && location.pathname === '/pulse-relay/authorize'")
         after_load = json.loads(browser.wait_until(
@@ -153,13 +167,9 @@ def main(argv):
         browser.events.clear()
         browser.evaluate(f"document.getElementById({json.dumps(choice)}).click(); true")
         redirect = browser.wait_for_navigation_to("pulserelay://")
-        print(json.dumps({"redirect": redirect, "afterLoad": after_load, "afterLogin": after_login}))
-        return 0
-    except Exception as error:  # report anything as one line for the Swift test
-        print(json.dumps({"error": str(error)}))
-        return 1
-    finally:
-        browser.close()
+        return {"redirect": redirect, "afterLoad": after_load, "afterLogin": after_login}
+
+    return run_reporting(work)
 
 
 if __name__ == "__main__":

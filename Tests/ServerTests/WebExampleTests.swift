@@ -1,0 +1,99 @@
+import ChannelAPI
+import Foundation
+import HeraldCrypto
+import HeraldHTTPTesting
+import Testing
+
+/// Examples/web in headless Chromium (issue 36): the real page and service worker served by
+/// `hub.py` in front of a real `herald serve`. The page fetches Herald's VAPID key (JSON behind the
+/// hub's token), subscribes, and registers the subscription with `POST /v1/devices`; a push
+/// delivered to the worker over the DevTools protocol is shown and reported `received` through
+/// `POST /v1/notifications/{id}/events`. Only the browser's push service is faked (headless
+/// Chromium has none): `Scripts/web_browser.py` replaces `PushManager.subscribe`.
+@Suite("Web example in headless Chromium", .serialized)
+struct WebExampleTests {
+    static let root = ServeProcess.repositoryRoot
+
+    @Test func thePageRegistersWithHeraldAndTheWorkerReportsThroughTheEventsRoute() async throws {
+        let (hubToken, hubEntry) = ServeProcess.token(
+            name: "hub", namespaces: ["default"], scopes: ["devices", "events"])
+        let (adminToken, adminEntry) = ServeProcess.token(
+            name: "admin", namespaces: ["default"], scopes: ["send", "read", "devices"])
+        let serve = try ServeProcess { home, listen in
+            """
+            version: 1
+            store: { path: \(home)/herald.db }
+            server:
+              listen: \(listen)
+              tokens:
+            \(hubEntry)
+            \(adminEntry)
+            channels:
+              webpush: { type: webpush, vapid: { subject: "mailto:ops@example.com" } }
+            routes:
+              default:
+                - deliver: [webpush]
+            """
+        }
+        try await serve.start()
+        func herald(_ arguments: [String]) throws -> JSONValue {
+            let r = try Subprocess.run(
+                executable: "curl",
+                arguments: ["-sS", "-H", "Authorization: Bearer \(adminToken)"] + arguments.dropLast()
+                    + [serve.baseURL + arguments.last!])
+            return try JSONValue.parse(r.stdout)
+        }
+        var hub: RunningSubprocess?
+        do {
+            let sent = try herald([
+                "-H", "Content-Type: application/json", "-d", #"{"title":"Deploy?"}"#, "/v1/notifications?wait=none",
+            ])
+            let id = try #require(sent["id"]?.stringValue, "\(sent)")
+            let started = try Subprocess.launch(
+                executable: "python3", arguments: [Self.root + "/Examples/web/hub.py", "--port", "0"],
+                environment: ["HERALD_URL": serve.baseURL, "HERALD_TOKEN": hubToken])
+            hub = started
+            let stderr = try await started.waitForStderr("listening on")
+            let url = try #require(
+                stderr.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression).map { String(stderr[$0]) }
+            )
+
+            let payload = #"{"id":"\#(id)","title":"Deploy?","body":"to production","deviceId":"headless"}"#
+            let r = try Subprocess.run(
+                executable: "python3",
+                arguments: [Self.root + "/Tests/ServerTests/Scripts/web_browser.py", url + "/", payload],
+                environment: ["WAIT_URL": serve.baseURL + "/v1/notifications/\(id)", "WAIT_TOKEN": adminToken])
+            let result = try JSONValue.parse(r.stdout.split(separator: "\n").last.map(String.init) ?? "")
+            #expect(r.code == 0, "\(r.stdout) \(r.stderr)")
+            #expect(result["status"]?.stringValue?.hasPrefix("Subscribed") == true, "\(result)")
+
+            // The page subscribed with Herald's key, fetched as JSON through the hub.
+            let key = try herald(["/v1/webpush/vapid-public-key"])
+            #expect(result["subscription"]?["applicationServerKey"] == key["publicKey"])
+            // Herald has the device, with the vapidKeyId the page computed; the page shows Herald's
+            // answer: keys redacted, the endpoint shortened (issue 36).
+            let device = try #require(result["device"])
+            #expect(device["platform"] == "web")
+            #expect(device["namespace"] == "default")
+            #expect(device["subscription"]?["keys"] == ["p256dh": "‹redacted›", "auth": "‹redacted›"])
+            #expect(device["subscription"]?["endpoint"] == "http…ss-1")
+            let listed = try herald(["/v1/devices?namespace=default"])["devices"]?.arrayValue ?? []
+            #expect(listed.count == 1)
+            #expect(listed.first?["deviceId"] == device["deviceId"])
+            let keyId = try #require(key["publicKey"]?.stringValue.map { try Base64.urlDecode($0) })
+            let expected = String(Base64.urlEncode(SHA256.hash(keyId)).prefix(16))
+            #expect(listed.first?["vapidKeyId"]?.stringValue == expected)
+            // The worker showed the push and reported it in the shape the events route accepts.
+            #expect(result["received"] == true, "\(result)")
+            let events = try herald(["/v1/notifications/\(id)"])["events"]?.arrayValue ?? []
+            #expect(events.first?["kind"] == "received")
+            #expect(events.first?["deviceId"] == "headless")
+        } catch {
+            _ = try? await hub?.kill()
+            await serve.cleanUp()
+            throw error
+        }
+        _ = try? await hub?.kill()
+        await serve.cleanUp()
+    }
+}
