@@ -93,10 +93,10 @@ enum ServerConfigReader {
 
     /// A duration more than zero and at most a day, when present.
     static func positive(_ section: ConfigMapping, _ key: String) throws(ConfigError) -> Duration? {
-        guard let d = try section.duration(key) else { return nil }
+        guard let n = section[key] else { return nil }
+        let d = try n.duration(section.name(key))
         guard d > .zero, d <= .seconds(86_400) else {
-            throw section[key]?.error("\(section.name(key)) must be more than 0 and at most 1d")
-                ?? section.error("\(section.name(key)) must be more than 0 and at most 1d")
+            throw n.error("\(section.name(key)) must be more than 0 and at most 1d")
         }
         return d
     }

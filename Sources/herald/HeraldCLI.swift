@@ -116,7 +116,7 @@ struct HeraldCLI {
             // A dry run: no key files or secrets needed (issue 14 §4). The server: section is checked
             // as validate checks it.
             let path = try configPath(args)
-            _ = try ServerConfig(ConfigLoader.load(path: path, registry: HeraldChannels.registry, offline: true))
+            try checkServerSection(path, offline: true)
             let plan = try Router.explain(notification, configPath: path, registry: HeraldChannels.registry)
             if format == "json" { output(plan.json) } else { print(plan.text) }
             return 0
@@ -404,10 +404,10 @@ struct HeraldCLI {
     }
 
     static func withRouter(_ args: Arguments, _ body: (Router) async throws -> Int32) async throws -> Int32 {
-        let router = try await Router(configPath: try configPath(args), registry: HeraldChannels.registry)
+        let path = try configPath(args)
+        try checkServerSection(path)
+        let router = try await Router(configPath: path, registry: HeraldChannels.registry)
         do {
-            // A config is valid only with a valid server: section, also for commands that do not serve.
-            _ = try ServerConfig(router.config)
             let code = try await body(router)
             await router.shutdown()
             return code
@@ -415,6 +415,14 @@ struct HeraldCLI {
             await router.shutdown()
             throw error
         }
+    }
+
+    /// Refuses the config at `path` when its `server:` section is invalid (a ``ConfigError`` at its
+    /// position), before anything is opened: a config is valid only with a valid `server:` section,
+    /// also for the commands that do not serve (the router keeps the section as a node; HeraldServer
+    /// reads it).
+    static func checkServerSection(_ path: String, offline: Bool = false) throws {
+        _ = try ServerConfig(ConfigLoader.load(path: path, registry: HeraldChannels.registry, offline: offline))
     }
 
     /// Reloads `router`'s config file all or nothing: a new config whose `server:` section is invalid

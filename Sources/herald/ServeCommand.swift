@@ -53,6 +53,7 @@ enum ServeCommand {
     }
 
     static func serve(configPath: String) async throws -> Int32 {
+        try HeraldCLI.checkServerSection(configPath)
         let router = try await Router(configPath: configPath, registry: HeraldChannels.registry)
         do {
             let running = try ServerConfig(router.config)
