@@ -17,6 +17,10 @@ import Synchronization
 ///   except `curl_multi_wakeup`, which libcurl documents as callable from any thread; it is only called
 ///   while holding `shared` and only before `stopRequested` is set, after which the thread may clean up.
 /// - Everything other threads touch lives in the `shared` mutex or is immutable.
+///
+/// This file holds the thread, its queues and the round (`curl_multi_perform`, finishing transfers);
+/// the loop-thread jobs it calls are in `EventLoop+Launch` (starting a transfer), `+HostQueue` (the
+/// per-host waiting line), `+Batches`, `+Corking`, and `+TaskExecutor` (tasks run on the loop).
 final class EventLoop: @unchecked Sendable {
     struct Shared {
         var pending: [Work] = []
