@@ -67,8 +67,7 @@ let package = Package(
         .target(
             name: "Router",
             dependencies: [
-                "ChannelAPI", "ChannelSupport", "HeraldHTTP", "HeraldSQLite", "HeraldPostgres", "HeraldYAML",
-                "HeraldSync",
+                "ChannelAPI", "HeraldHTTP", "HeraldSQLite", "HeraldPostgres", "HeraldYAML", "HeraldSync",
             ]),
 
         // The HTTP API of `herald serve`: request values in, response values out, the router behind.
@@ -105,7 +104,13 @@ let package = Package(
             path: "Sources/Channels/HeraldChannels"),
 
         // The operator console (`GET /console` of herald serve): its files built in, and the summary it reads.
-        .target(name: "HeraldConsole", dependencies: ["ChannelAPI", "Router"], exclude: ["Console"]),
+        // Its files are embedded as byte arrays (`PackageResources`), so no bundle is needed at run time.
+        .target(
+            name: "HeraldConsole", dependencies: ["ChannelAPI", "Router"],
+            resources: [
+                .embedInCode("Console/console.css"), .embedInCode("Console/console.js"),
+                .embedInCode("Console/index.html"),
+            ]),
 
         // Fakes for channel authors and our own tests.
         .target(
@@ -153,7 +158,7 @@ let package = Package(
             name: "RouterTests",
             dependencies: [
                 "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSQLite",
-                "HeraldSync",
+                "HeraldSync", "ChannelSupport",
                 "NtfyChannel",
             ],
             exclude: ["Scripts"]),

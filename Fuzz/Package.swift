@@ -19,7 +19,7 @@ let package = Package(
     dependencies: [.package(name: "Herald", path: "..")],
     targets: [
         .target(name: "FuzzInput", path: "Sources/FuzzInput"),
-        target("fuzz-config", [herald("Router"), herald("HeraldChannels")]),
+        target("fuzz-config", [herald("Router"), herald("HeraldChannels"), herald("HeraldServer")]),
         target("fuzz-json", [herald("ChannelAPI")]),
         target("fuzz-device", [herald("ChannelAPI"), herald("HeraldChannels")]),
         target("fuzz-notification", [herald("ChannelAPI")]),

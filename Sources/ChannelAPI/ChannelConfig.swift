@@ -108,14 +108,9 @@ public final class ChannelConfig: @unchecked Sendable {
     /// An optional mapping of string to string (e.g. `endpoints:`).
     public func stringMap(_ key: String, allowedKeys: Set<String>? = nil) throws(ConfigError) -> [String: String]? {
         guard let n = node(key) else { return nil }
+        if let allowedKeys { _ = try ConfigMapping(n, key, keys: allowedKeys.sorted()) }
         var out: [String: String] = [:]
-        for e in try n.mapping(key) {
-            if let allowedKeys, !allowedKeys.contains(e.key) {
-                throw e.keyNode.error(
-                    "unknown key '\(e.key)' in \(key) (expected \(allowedKeys.sorted().joined(separator: ", ")))")
-            }
-            out[e.key] = try e.value.string(e.key)
-        }
+        for e in try n.mapping(key) { out[e.key] = try e.value.string(e.key) }
         return out
     }
 

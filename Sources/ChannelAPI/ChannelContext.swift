@@ -39,8 +39,9 @@ public struct ChannelFactory: Sendable {
     /// ``PlatformDescriptor``). A platform served but not declared here may be declared by another
     /// module; a platform no module declares is accepted with its fields as given.
     public let platforms: [PlatformDescriptor]
-    /// Builds the channel. Reads its keys from the config (call ``ChannelConfig/finish()`` to refuse
-    /// unknown keys) and must not do network I/O.
+    /// Builds the channel. Reads its keys from the config and must not do network I/O. The caller
+    /// (the router's graph, or a test) calls ``ChannelConfig/finish()`` after `make` returns, which
+    /// refuses every key the factory did not read; a factory need not call it itself.
     public let make: @Sendable (ChannelConfig, ChannelContext) throws(ConfigError) -> any Channel
 
     /// Narrows ``defaultPlatforms`` for one configured channel from its plain keys, for a type whose

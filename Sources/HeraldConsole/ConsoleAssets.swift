@@ -15,6 +15,11 @@ public struct ConsoleAsset: Sendable, Equatable {
         self.contentType = contentType
         self.body = body
     }
+
+    /// An asset from its embedded bytes (UTF-8 text).
+    init(path: String, contentType: String, bytes: [UInt8]) {
+        self.init(path: path, contentType: contentType, body: String(decoding: bytes, as: UTF8.self))
+    }
 }
 
 /// An answer to a `GET` under `/console`: pure data, which the server turns into its response.
@@ -27,9 +32,17 @@ public struct ConsoleResponse: Sendable, Equatable {
     public var body: [UInt8]
 }
 
-/// The operator console's files (`Sources/HeraldConsole/Console/`, embedded by
-/// `scripts/console-assets.py`) and how `GET /console…` is answered.
+/// The operator console's files (`Sources/HeraldConsole/Console/`, embedded by SwiftPM's
+/// `.embedInCode` resources as `PackageResources` byte arrays) and how `GET /console…` is answered.
 public enum ConsoleAssets {
+    /// The console's files, in path order.
+    public static let files: [ConsoleAsset] = [
+        ConsoleAsset(path: "console.css", contentType: "text/css; charset=utf-8", bytes: PackageResources.console_css),
+        ConsoleAsset(
+            path: "console.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.console_js),
+        ConsoleAsset(path: "index.html", contentType: "text/html; charset=utf-8", bytes: PackageResources.index_html),
+    ]
+
     /// Headers on every console response. The page may talk to its own origin only: no outside
     /// script, style, font, image or connection, no inline script, no framing, no referrer.
     public static let securityHeaders: [String: String] = [

@@ -22,11 +22,6 @@ public struct ConsoleSummary: Sendable {
             self.namespaces = namespaces
         }
 
-        /// The caller of an API token: its name, its scopes in order, its namespace patterns.
-        public init(token: APIToken) {
-            self.init(name: token.name, scopes: token.scopes.sorted(), namespaces: token.namespaces)
-        }
-
         /// Whether the token covers `namespace` (an exact pattern, or a prefix before a trailing `*`).
         public func covers(_ namespace: String) -> Bool {
             namespaces.contains { p in p.hasSuffix("*") ? namespace.hasPrefix(p.dropLast()) : p == namespace }

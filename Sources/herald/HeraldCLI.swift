@@ -2,6 +2,7 @@ import ChannelAPI
 import Dispatch
 import Foundation
 import HeraldChannels
+import HeraldServer
 import Router
 
 /// The operator CLI (contract §2).
@@ -70,6 +71,7 @@ struct HeraldCLI {
             let path = try configPath(args)
             let config = try Router.validate(
                 configPath: path, registry: HeraldChannels.registry, offline: args.flags.contains("offline"))
+            _ = try ServerConfig(config)
             for w in config.warnings { eprint(w.description) }
             let routes = 1 + config.routes.namespaces.count
             if format == "json" {
@@ -87,6 +89,7 @@ struct HeraldCLI {
             try args.allow(["format"])
             let config = try ConfigLoader.load(
                 path: try configPath(args), registry: HeraldChannels.registry, offline: true)
+            _ = try ServerConfig(config)
             switch format {
             case "dot", "text": print(GraphRenderer.dot(config))
             case "mermaid": print(GraphRenderer.mermaid(config))
@@ -110,9 +113,11 @@ struct HeraldCLI {
                 if let ns = args.value("namespace") { notification.namespace = ns }
                 if let t = args.value("type") { notification.type = t }
             }
-            // A dry run: no key files or secrets needed (issue 14 §4).
-            let plan = try Router.explain(
-                notification, configPath: try configPath(args), registry: HeraldChannels.registry)
+            // A dry run: no key files or secrets needed (issue 14 §4). The server: section is checked
+            // as validate checks it.
+            let path = try configPath(args)
+            try checkServerSection(path, offline: true)
+            let plan = try Router.explain(notification, configPath: path, registry: HeraldChannels.registry)
             if format == "json" { output(plan.json) } else { print(plan.text) }
             return 0
         case "devices":
@@ -373,7 +378,7 @@ struct HeraldCLI {
             let reload: @Sendable () -> Void = {
                 Task {
                     do {
-                        let warnings = try await router.reload()
+                        let warnings = try reloadChecked(router)
                         for w in warnings { eprint(w.description) }
                         eprint("herald: reloaded")
                     } catch {
@@ -399,7 +404,9 @@ struct HeraldCLI {
     }
 
     static func withRouter(_ args: Arguments, _ body: (Router) async throws -> Int32) async throws -> Int32 {
-        let router = try await Router(configPath: try configPath(args), registry: HeraldChannels.registry)
+        let path = try configPath(args)
+        try checkServerSection(path)
+        let router = try await Router(configPath: path, registry: HeraldChannels.registry)
         do {
             let code = try await body(router)
             await router.shutdown()
@@ -408,6 +415,27 @@ struct HeraldCLI {
             await router.shutdown()
             throw error
         }
+    }
+
+    /// Refuses the config at `path` when its `server:` section is invalid (a ``ConfigError`` at its
+    /// position), before anything is opened: a config is valid only with a valid `server:` section,
+    /// also for the commands that do not serve (the router keeps the section as a node; HeraldServer
+    /// reads it).
+    static func checkServerSection(_ path: String, offline: Bool = false) throws {
+        _ = try ServerConfig(ConfigLoader.load(path: path, registry: HeraldChannels.registry, offline: offline))
+    }
+
+    /// Reloads `router`'s config file all or nothing: a new config whose `server:` section is invalid
+    /// is refused (``Router/refuse(_:because:)``) like one whose routes or channels are.
+    static func reloadChecked(_ router: Router) throws -> [ConfigWarning] {
+        let prepared = try router.prepareReload()
+        do throws(ConfigError) {
+            _ = try ServerConfig(prepared.config)
+        } catch {
+            router.refuse(prepared, because: error)
+            throw error
+        }
+        return router.commit(prepared)
     }
 
     static func configPath(_ args: Arguments) throws -> String {

@@ -10,12 +10,11 @@ import Router
 enum ServeCommand {
     /// Refuses a public listen without tokens (a ``ConfigError`` at `listen`, exit 65) and returns the
     /// warnings a public listen without TLS deserves.
-    static func check(_ config: HeraldConfig) throws -> [String] {
-        let s = config.server
+    static func check(_ s: ServerConfig, file: String) throws -> [String] {
         guard !s.isLoopback else { return [] }
         if s.tokens.isEmpty {
             throw ConfigError(
-                file: config.file, mark: s.listenMark,
+                file: file, mark: s.listenMark,
                 "server.listen \(s.host):\(s.port) is not a loopback address and server.tokens is empty: "
                     + "anyone could send through this Herald. Add tokens (herald tokens new) or listen on 127.0.0.1")
         }
@@ -54,17 +53,18 @@ enum ServeCommand {
     }
 
     static func serve(configPath: String) async throws -> Int32 {
+        try HeraldCLI.checkServerSection(configPath)
         let router = try await Router(configPath: configPath, registry: HeraldChannels.registry)
         do {
-            for w in try check(router.config) { eprint(w) }
+            let running = try ServerConfig(router.config)
+            for w in try check(running, file: router.config.file) { eprint(w) }
             let server: HeraldServer
             do {
-                server = try HeraldServer(router: router, server: router.config.server)
+                server = try HeraldServer(router: router, server: running)
             } catch {
                 throw RuntimeError("cannot start the HTTP server: \(error)")
             }
             let worker = Task { await router.run() }
-            let running = router.config.server
             // All or nothing, one at a time (on the signal queue): the new config and every channel
             // of it are built and its server: section checked before anything goes live; a refusal
             // leaves the routes, channels and tokens in force as they were.
@@ -72,15 +72,17 @@ enum ServeCommand {
                 do {
                     let prepared = try router.prepareReload()
                     let warnings: [String]
+                    let next: ServerConfig
                     do {
-                        try checkRestartOnly(prepared.config.server, running: running, file: prepared.config.file)
-                        warnings = try check(prepared.config)
+                        next = try ServerConfig(prepared.config)
+                        try checkRestartOnly(next, running: running, file: prepared.config.file)
+                        warnings = try check(next, file: prepared.config.file)
                     } catch let e as ConfigError {
                         router.refuse(prepared, because: e)
                         throw e
                     }
                     for w in router.commit(prepared) { eprint(w.description) }
-                    server.reload(server: prepared.config.server)
+                    server.reload(server: next)
                     for w in warnings { eprint(w) }
                     eprint("herald: reloaded")
                 } catch {
@@ -104,8 +106,7 @@ enum ServeCommand {
             }
             defer { signals.cancel() }
             let scheme = server.isTLS ? "https" : "http"
-            let host =
-                router.config.server.host.contains(":") ? "[\(router.config.server.host)]" : router.config.server.host
+            let host = running.host.contains(":") ? "[\(running.host)]" : running.host
             eprint("herald: serving on \(scheme)://\(host):\(server.port) (SIGHUP reloads, SIGTERM stops)")
             await worker.value
             eprint("herald: stopped")

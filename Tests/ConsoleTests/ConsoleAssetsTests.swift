@@ -8,14 +8,17 @@ import Testing
         .deletingLastPathComponent()
     static let sources = root.appendingPathComponent("Sources/HeraldConsole/Console")
 
-    /// The embedded copy is exactly the source files: edit them, then run scripts/console-assets.py.
+    /// The embedded files are exactly the source files (SwiftPM's `.embedInCode` resources): a new
+    /// file needs its line in Package.swift's HeraldConsole resources and in `ConsoleAssets.files`.
     @Test func embeddedFilesMatchTheSources() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).sorted()
-        #expect(ConsoleAssets.files.map(\.path) == names, "run: python3 scripts/console-assets.py")
+        #expect(
+            ConsoleAssets.files.map(\.path) == names,
+            "list it in Package.swift (HeraldConsole resources) and ConsoleAssets.files")
         for name in names {
             let text = try String(contentsOf: Self.sources.appendingPathComponent(name), encoding: .utf8)
             let asset = try #require(ConsoleAssets.asset(named: name))
-            #expect(asset.body == text, "\(name) differs from its embedded copy: run python3 scripts/console-assets.py")
+            #expect(asset.body == text, "\(name) differs from its embedded copy")
         }
     }
 

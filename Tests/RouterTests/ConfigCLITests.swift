@@ -181,4 +181,29 @@ import Testing
             #expect(r.stderr.contains(expected), "\(r.stderr)")
         }
     }
+
+    /// The router keeps `server:` as a node and HeraldServer reads it, but every command still refuses
+    /// a config whose `server:` section is wrong, at the key's position (issue 31 §5); a SIGHUP to
+    /// `herald run` with one is refused and the worker keeps its config.
+    @Test func everyCommandReportsAServerSectionError() async throws {
+        let broken = Self.good + "server:\n  listen: 127.0.0.1:0\n  max-conections: 5\n"
+        let cli = try CLI(configText: broken)
+        for command in [["validate"], ["validate", "--offline"], ["explain"], ["graph"], ["history"], ["run"]] {
+            let r = try cli.run(command)
+            #expect(r.code == 65, "\(command): \(r.stderr)")
+            #expect(
+                r.stderr.contains("herald.yaml:10:3: unknown key 'max-conections' in server (expected listen, tls, "),
+                "\(command): \(r.stderr)")
+        }
+        try Self.good.write(toFile: cli.config, atomically: true, encoding: .utf8)
+        let worker = try cli.launch(["run", "-c", cli.config])
+        #expect(try await worker.waitForStderr("running").contains("running"))
+        try broken.write(toFile: cli.config, atomically: true, encoding: .utf8)
+        worker.send(SIGHUP)
+        let seen = try await worker.waitForStderr("reload refused")
+        #expect(seen.contains("herald.yaml:10:3: unknown key 'max-conections' in server"), "\(seen)")
+        #expect(worker.isRunning)
+        worker.send(SIGTERM)
+        if try await worker.waitForExit() == nil { _ = try await worker.kill() }
+    }
 }

@@ -118,16 +118,61 @@ import Testing
             yaml: "version: 1\nhttp:\n  loops: 2\n" + ok.dropFirst("version: 1\n".count),
             line: 3, column: 3, message: "unknown key 'loops' in http (expected event-loops, connections-per-host)"),
         Case(
-            name: "server limit out of range",
-            yaml: "version: 1\nserver:\n  max-connections-per-client: 0\n" + ok.dropFirst("version: 1\n".count),
-            line: 3, column: 31, message: "server.max-connections-per-client must be in 1...100000, got 0"),
-        Case(
-            name: "unknown server key",
-            yaml: "version: 1\nserver:\n  header-timout: 5s\n" + ok.dropFirst("version: 1\n".count),
+            name: "unknown store key",
+            yaml: "version: 1\nstore:\n  pth: x.db\n" + ok.dropFirst("version: 1\n".count),
             line: 3, column: 3,
-            message: "unknown key 'header-timout' in server (expected listen, tls, max-body, tokens, rate-limit, "
-                + "metrics, request-timeout, header-timeout, idle-timeout, keepalive, max-connections, "
-                + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token)"),
+            message: "unknown key 'pth' in store (expected path, url, lease, cache, prepared-statements)"),
+        Case(
+            name: "unknown tls key",
+            yaml: "version: 1\ntls: { ca: x }\n" + ok.dropFirst("version: 1\n".count),
+            line: 2, column: 8,
+            message: "unknown key 'ca' in tls (expected ca-file)"),
+        Case(
+            name: "unknown history key",
+            yaml: "version: 1\nhistory:\n  keep: 1d\n" + ok.dropFirst("version: 1\n".count),
+            line: 3, column: 3,
+            message: "unknown key 'keep' in history (expected retention)"),
+        Case(
+            name: "unknown log key",
+            yaml: "version: 1\nlog:\n  lvl: info\n" + ok.dropFirst("version: 1\n".count),
+            line: 3, column: 3,
+            message: "unknown key 'lvl' in log (expected level)"),
+        Case(
+            name: "log level",
+            yaml: "version: 1\nlog:\n  level: loud\n" + ok.dropFirst("version: 1\n".count),
+            line: 3, column: 10,
+            message: "log.level must be one of debug, info, warning, error"),
+        Case(
+            name: "unknown retry key",
+            yaml:
+                "version: 1\nchannels:\n  a:\n    type: rec\n    retry: { tries: 2 }\nroutes:\n  default:\n    - deliver: [a]\n",
+            line: 5, column: 14,
+            message: "unknown key 'tries' in retry (expected attempts, initial, max)"),
+        Case(
+            name: "unknown when key",
+            yaml:
+                "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n      when: { kind: x }\n",
+            line: 7, column: 15,
+            message: "unknown key 'kind' in when (expected type, severity)"),
+        Case(
+            name: "unknown routes key",
+            yaml:
+                "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  fallback: []\n  default:\n    - deliver: [a]\n",
+            line: 5, column: 3,
+            message: "unknown key 'fallback' in routes (expected default, namespaces)"),
+        Case(
+            name: "unknown top-level key lists the keys",
+            yaml: "version: 1\nchanels: {}\n" + ok.dropFirst("version: 1\n".count),
+            line: 2, column: 1,
+            message:
+                "unknown key 'chanels' in the config (expected channels, history, http, log, routes, server, store, tls, version)"
+        ),
+        Case(
+            name: "server is a mapping",
+            yaml: "version: 1\nserver: 8686\n" + ok.dropFirst("version: 1\n".count),
+            line: 2, column: 9,
+            message: "server must be a mapping, not a scalar"),
+        // The server: section's own errors: ServerTests/ServerConfigTests (HeraldServer reads it).
     ]
 
     static func load(_ yaml: String) throws -> HeraldConfig {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HeraldHTTPTesting
+import HeraldServer
 import HeraldSync
 import Router
 import Testing

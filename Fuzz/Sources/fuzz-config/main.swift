@@ -3,6 +3,7 @@ import Foundation
 import FuzzInput
 import HeraldChannels
 import HeraldHTTP
+import HeraldServer
 
 @testable import Router
 
@@ -16,8 +17,8 @@ private struct DiscardingLogSink: LogSink {
     func write(_ record: LogRecord) {}
 }
 
-/// libFuzzer entry: YAML text → the whole of `herald validate` (schema, `${VAR}` expansion, every
-/// channel factory). The answer is a config or a `ConfigError`; never a trap.
+/// libFuzzer entry: YAML text → the whole of `herald validate` (schema, `${VAR}` expansion, the
+/// `server:` section, every channel factory). The answer is a config or a `ConfigError`; never a trap.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzConfig(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let http, let store else { return 0 }
@@ -28,6 +29,7 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             input.text, file: "fuzz.yaml", baseDirectory: "/nonexistent", environment: environment,
             registry: registry)
     else { return 0 }
+    _ = try? ServerConfig(config)
     _ = try? RouterGraph.build(
         config: config, registry: registry, http: http, clock: SystemClock(), random: SystemRandom(),
         logSink: DiscardingLogSink(), store: store)

@@ -112,6 +112,14 @@ public enum ConfigLoader {
         return try reader.read(top)
     }
 
+    /// Refuses a name (of a channel, a namespace, a token) that is empty, longer than 64 characters,
+    /// or has other characters than ASCII letters, digits, `.`, `-` and `_`, at `node`.
+    public static func checkName(_ name: String, at node: ConfigNode, what: String) throws(ConfigError) {
+        guard !name.isEmpty, name.count <= 64,
+            name.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "_" || $0 == "." })
+        else { throw node.error("invalid \(what) '\(name)' (letters, digits, '.', '-', '_')") }
+    }
+
     struct Reader {
         let file: String
         let registry: ChannelRegistry
@@ -119,133 +127,56 @@ public enum ConfigLoader {
         var warnings: [ConfigWarning] = []
 
         mutating func read(_ top: ConfigNode) throws(ConfigError) -> HeraldConfig {
-            let entries = try top.mapping("the config")
-            let allowed: Set<String> = [
-                "version", "store", "tls", "http", "history", "log", "channels", "routes", "server",
-            ]
-            var byKey: [String: (keyNode: ConfigNode, value: ConfigNode)] = [:]
-            for e in entries {
-                guard allowed.contains(e.key) else {
-                    throw e.keyNode.error(
-                        "unknown key '\(e.key)' (expected one of \(allowed.sorted().joined(separator: ", ")))")
-                }
-                byKey[e.key] = (e.keyNode, e.value)
-            }
-            guard let v = byKey["version"] else { throw top.error("missing required key 'version' (use version: 1)") }
-            let version = try v.value.int("version")
-            guard version == 1 else {
-                throw v.value.error("unsupported version \(version); this Herald reads version 1")
-            }
+            let root = try ConfigMapping(
+                top, "the config",
+                keys: ["channels", "history", "http", "log", "routes", "server", "store", "tls", "version"],
+                qualified: false)
+            guard let v = root["version"] else { throw top.error("missing required key 'version' (use version: 1)") }
+            let version = try v.int("version")
+            guard version == 1 else { throw v.error("unsupported version \(version); this Herald reads version 1") }
 
-            let home = environment["HOME"] ?? NSHomeDirectory()
-            let heraldHome =
-                environment["HERALD_HOME"].map { ConfigNode.resolvePath($0, home: home, base: top.baseDirectory) }
-                ?? home + "/.herald"
-            var storePath = heraldHome + "/herald.db"
-            var storeURL: String?
-            var storeLease: Duration?
-            var storeCache: Int?
-            var storePrepared = true
-            if let s = byKey["store"]?.value, !s.isNull {
-                for e in try s.mapping("store") {
-                    switch e.key {
-                    case "path":
-                        // Dry runs open the store too (explain reads devices): its variables must be set.
-                        if e.value.hasUnresolvedVariables, let raw = e.value.tree.scalar {
-                            _ = try e.value.expand(raw)
-                        }
-                        storePath = try e.value.path("store.path")
-                    case "url":
-                        let url = try e.value.string("store.url")
-                        guard PostgresURL.isPostgresURL(url) else {
-                            throw e.value.error(
-                                "store.url must be a postgresql:// URL (got \(PostgresURL.redacted(url).prefix(40)))")
-                        }
-                        storeURL = url
-                    case "lease":
-                        let lease = try e.value.duration("store.lease")
-                        guard lease >= .seconds(1), lease <= .seconds(3600) else {
-                            throw e.value.error("store.lease must be between 1s and 1h")
-                        }
-                        storeLease = lease
-                    case "cache":
-                        let text = try e.value.string("store.cache")
-                        guard let size = ServerConfig.parseSize(text), ((128 << 10)...(1 << 30)).contains(size) else {
-                            throw e.value.error(
-                                "store.cache must be a size from 128KiB to 1024MiB (2MiB, 512KiB), got \"\(text)\"")
-                        }
-                        storeCache = size
-                    case "prepared-statements":
-                        storePrepared = try e.value.bool("store.prepared-statements")
-                    default:
-                        throw e.keyNode.error(
-                            "unknown key '\(e.key)' in store (expected path, url, lease, cache, prepared-statements)")
-                    }
-                }
-            }
+            var store = try readStore(
+                root.section(
+                    "store", nullIsAbsent: true, keys: ["path", "url", "lease", "cache", "prepared-statements"]), top)
             // HERALD_STORE_URL overrides the file's store.url (as HERALD_CONFIG overrides the default path).
             if let env = environment["HERALD_STORE_URL"], !env.isEmpty {
                 guard PostgresURL.isPostgresURL(env) else {
                     throw ConfigError(file: file, mark: nil, "HERALD_STORE_URL must be a postgresql:// URL")
                 }
-                storeURL = env
+                store.url = env
             }
             var caFile: String?
-            if let t = byKey["tls"]?.value, !t.isNull {
-                for e in try t.mapping("tls") {
-                    switch e.key {
-                    case "ca-file":
-                        let p = try e.value.path("tls.ca-file")
-                        guard e.value.offline || FileManager.default.isReadableFile(atPath: p) else {
-                            throw e.value.error("tls.ca-file \(p) cannot be read")
-                        }
-                        caFile = p
-                    default: throw e.keyNode.error("unknown key '\(e.key)' in tls (expected ca-file)")
-                    }
+            if let tls = try root.section("tls", nullIsAbsent: true, keys: ["ca-file"]), let n = tls["ca-file"] {
+                let p = try n.path(tls.name("ca-file"))
+                guard n.offline || FileManager.default.isReadableFile(atPath: p) else {
+                    throw n.error("tls.ca-file \(p) cannot be read")
                 }
+                caFile = p
             }
             var http = HTTPSettings()
-            if let h = byKey["http"]?.value, !h.isNull {
-                for e in try h.mapping("http") {
-                    switch e.key {
-                    case "event-loops": http.eventLoops = try bounded(e.value, "http.event-loops", 1...16)
-                    case "connections-per-host":
-                        http.connectionsPerHost = try bounded(e.value, "http.connections-per-host", 1...64)
-                    default:
-                        throw e.keyNode.error(
-                            "unknown key '\(e.key)' in http (expected event-loops, connections-per-host)")
-                    }
-                }
+            if let h = try root.section("http", nullIsAbsent: true, keys: ["event-loops", "connections-per-host"]) {
+                http.eventLoops = try h.int("event-loops", in: 1...16)
+                http.connectionsPerHost = try h.int("connections-per-host", in: 1...64)
             }
-            var retention: Duration = .seconds(30 * 86_400)
-            if let h = byKey["history"]?.value, !h.isNull {
-                for e in try h.mapping("history") {
-                    switch e.key {
-                    case "retention": retention = try e.value.duration("history.retention")
-                    default: throw e.keyNode.error("unknown key '\(e.key)' in history (expected retention)")
-                    }
-                }
-            }
+            let history = try root.section("history", nullIsAbsent: true, keys: ["retention"])
+            let retention = try history?.duration("retention") ?? .seconds(30 * 86_400)
             var logLevel: LogLevel = .warning
-            if let l = byKey["log"]?.value, !l.isNull {
-                for e in try l.mapping("log") {
-                    switch e.key {
-                    case "level":
-                        let s = try e.value.string("log.level")
-                        guard let lv = LogLevel(rawValue: s) else {
-                            throw e.value.error("log.level must be one of debug, info, warning, error")
-                        }
-                        logLevel = lv
-                    default: throw e.keyNode.error("unknown key '\(e.key)' in log (expected level)")
-                    }
+            if let log = try root.section("log", nullIsAbsent: true, keys: ["level"]), let n = log["level"] {
+                guard let lv = LogLevel(rawValue: try n.string("log.level")) else {
+                    throw n.error("log.level must be one of debug, info, warning, error")
                 }
+                logLevel = lv
             }
-            var server = ServerConfig()
-            if let sv = byKey["server"]?.value, !sv.isNull { server = try readServer(sv) }
-            guard let ch = byKey["channels"] else { throw top.error("missing required key 'channels'") }
-            let channels = try readChannels(ch.value)
-            guard let r = byKey["routes"] else { throw top.error("missing required key 'routes'") }
-            let routes = try readRoutes(r.value, channels: channels)
+            // The server's own keys are read by HeraldServer (`ServerConfig`); here it is only a mapping.
+            var server: ConfigNode?
+            if let sv = root["server"], !sv.isNull {
+                _ = try sv.mapping("server")
+                server = sv
+            }
+            guard let ch = root["channels"] else { throw top.error("missing required key 'channels'") }
+            let channels = try readChannels(ch)
+            guard let r = root["routes"] else { throw top.error("missing required key 'routes'") }
+            let routes = try readRoutes(r, channels: channels)
 
             // Unrouted channels are a warning: probably a typo or a forgotten route.
             var routed: Set<String> = []
@@ -257,196 +188,63 @@ public enum ConfigLoader {
                         file: file, mark: c.mark, "channel '\(c.name)' is defined but no route delivers to it"))
             }
             return HeraldConfig(
-                file: file, version: version, storePath: storePath, storeURL: storeURL, storeLease: storeLease,
-                storeCache: storeCache, storePreparedStatements: storePrepared,
+                file: file, version: version, storePath: store.path, storeURL: store.url, storeLease: store.lease,
+                storeCache: store.cache, storePreparedStatements: store.prepared,
                 caFile: caFile, http: http, retention: retention, logLevel: logLevel, channels: channels,
-                routes: routes, warnings: warnings, server: server)
+                routes: routes, warnings: warnings, serverNode: server)
         }
 
-        /// The `server:` section (http-api.md §1).
-        func readServer(_ node: ConfigNode) throws(ConfigError) -> ServerConfig {
-            var server = ServerConfig()
-            for e in try node.mapping("server") {
-                switch e.key {
-                case "listen":
-                    let text = try e.value.string("server.listen")
-                    guard let (host, port) = ServerConfig.parseListen(text) else {
-                        throw e.value.error(
-                            "server.listen must be host:port with a numeric address (127.0.0.1:8686, [::1]:8686, "
-                                + "0.0.0.0:8686), got \"\(text)\"")
-                    }
-                    server.host = host
-                    server.port = port
-                    server.listenMark = e.value.mark
-                case "tls":
-                    var cert: String?
-                    var key: String?
-                    for t in try e.value.mapping("server.tls") {
-                        switch t.key {
-                        case "cert": cert = try t.value.path("server.tls.cert")
-                        case "key": key = try t.value.path("server.tls.key")
-                        default: throw t.keyNode.error("unknown key '\(t.key)' in server.tls (expected cert, key)")
-                        }
-                        if let p = t.key == "cert" ? cert : key, !t.value.offline,
-                            !FileManager.default.isReadableFile(atPath: p)
-                        {
-                            throw t.value.error("server.tls.\(t.key) \(p) cannot be read")
-                        }
-                    }
-                    guard let cert, let key else { throw e.value.error("server.tls needs both cert and key") }
-                    server.tls = TLSFiles(certificate: cert, key: key)
-                case "max-body":
-                    let text = try e.value.string("server.max-body")
-                    // At most 1 MiB: no request of the API needs more (a notification's fields are capped
-                    // far below it), and each connection may hold one body of this size.
-                    guard let size = ServerConfig.parseSize(text), (1...ServerConfig.maxBodyCeiling).contains(size)
-                    else {
-                        throw e.value.error(
-                            "server.max-body must be a size from 1B to 1MiB (65536, 512B, 64KiB, 1MiB), got \"\(text)\""
-                        )
-                    }
-                    server.maxBody = size
-                case "tokens": server.tokens = try readTokens(e.value)
-                case "rate-limit":
-                    for r in try e.value.mapping("server.rate-limit") {
-                        switch r.key {
-                        case "per-token":
-                            let text = try r.value.string("server.rate-limit.per-token")
-                            guard let rate = Reader.parseRate(text) else {
-                                throw r.value.error(
-                                    "server.rate-limit.per-token must be a rate like 50/s or 600/m, got \"\(text)\"")
-                            }
-                            server.ratePerSecond = rate
-                        case "burst": server.burst = try bounded(r.value, "server.rate-limit.burst", 1...1_000_000)
-                        default:
-                            throw r.keyNode.error(
-                                "unknown key '\(r.key)' in server.rate-limit (expected per-token, burst)")
-                        }
-                    }
-                case "metrics":
-                    let text = try e.value.string("server.metrics")
-                    switch text {
-                    case "public": server.metricsPublic = true
-                    case "token": server.metricsPublic = false
-                    default: throw e.value.error("server.metrics must be public or token, got \"\(text)\"")
-                    }
-                case "request-timeout":
-                    server.requestTimeout = try positive(e.value, "server.request-timeout")
-                case "header-timeout": server.headerTimeout = try positive(e.value, "server.header-timeout")
-                case "idle-timeout": server.idleTimeout = try positive(e.value, "server.idle-timeout")
-                case "keepalive": server.keepalive = try positive(e.value, "server.keepalive")
-                case "max-connections":
-                    server.maxConnections = try bounded(e.value, "server.max-connections", 1...100_000)
-                case "max-connections-per-client":
-                    server.maxConnectionsPerClient = try bounded(
-                        e.value, "server.max-connections-per-client", 1...100_000)
-                case "max-streams-per-token":
-                    server.maxStreamsPerToken = try bounded(e.value, "server.max-streams-per-token", 1...100_000)
-                case "max-long-polls-per-token":
-                    server.maxLongPollsPerToken = try bounded(e.value, "server.max-long-polls-per-token", 1...100_000)
-                default:
-                    throw e.keyNode.error(
-                        "unknown key '\(e.key)' in server (expected listen, tls, max-body, tokens, rate-limit, metrics, "
-                            + "request-timeout, header-timeout, idle-timeout, keepalive, max-connections, "
-                            + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token)")
+        /// What `store:` sets.
+        struct StoreSettings {
+            var path: String
+            var url: String?
+            var lease: Duration?
+            var cache: Int?
+            var prepared = true
+        }
+
+        /// The `store:` section (nil: absent or empty).
+        func readStore(_ section: ConfigMapping?, _ top: ConfigNode) throws(ConfigError) -> StoreSettings {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            let heraldHome =
+                environment["HERALD_HOME"].map { ConfigNode.resolvePath($0, home: home, base: top.baseDirectory) }
+                ?? home + "/.herald"
+            var store = StoreSettings(path: heraldHome + "/herald.db")
+            guard let section else { return store }
+            if let n = section["path"] {
+                // Dry runs open the store too (explain reads devices): its variables must be set.
+                if n.hasUnresolvedVariables, let raw = n.tree.scalar { _ = try n.expand(raw) }
+                store.path = try n.path("store.path")
+            }
+            if let n = section["url"] {
+                let url = try n.string("store.url")
+                guard PostgresURL.isPostgresURL(url) else {
+                    throw n.error("store.url must be a postgresql:// URL (got \(PostgresURL.redacted(url).prefix(40)))")
                 }
+                store.url = url
             }
-            return server
-        }
-
-        func positive(_ node: ConfigNode, _ what: String) throws(ConfigError) -> Duration {
-            let d = try node.duration(what)
-            guard d > .zero, d <= .seconds(86_400) else {
-                throw node.error("\(what) must be more than 0 and at most 1d")
-            }
-            return d
-        }
-
-        /// `50/s`, `600/m`, `3600/h`, or a bare number per second; nil when unreadable or not positive.
-        static func parseRate(_ text: String) -> Double? {
-            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-            guard (1...2).contains(parts.count), let n = Double(parts[0].trimmingCharacters(in: .whitespaces)),
-                n.isFinite, n > 0
-            else { return nil }
-            guard parts.count == 2 else { return n }
-            switch parts[1].trimmingCharacters(in: .whitespaces) {
-            case "s": return n
-            case "m": return n / 60
-            case "h": return n / 3600
-            default: return nil
-            }
-        }
-
-        func readTokens(_ node: ConfigNode) throws(ConfigError) -> [APIToken] {
-            var tokens: [APIToken] = []
-            var names: Set<String> = []
-            for item in try node.sequence("server.tokens") {
-                var name: String?
-                var hash: String?
-                var namespaces = ["default"]
-                var scopes: Set<String>?
-                for t in try item.mapping("a token") {
-                    switch t.key {
-                    case "name":
-                        let n = try t.value.string("name")
-                        try checkName(n, at: t.value, what: "token name")
-                        guard names.insert(n).inserted else { throw t.value.error("token name '\(n)' is used twice") }
-                        name = n
-                    case "sha256":
-                        let h = try t.value.string("sha256").lowercased()
-                        guard
-                            t.value.hasUnresolvedVariables
-                                || (h.utf8.count == 64
-                                    && h.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) })
-                        else {
-                            throw t.value.error(
-                                "sha256 must be the 64 hex digits of the token's SHA-256 (herald tokens new prints it)")
-                        }
-                        hash = h
-                    case "namespaces":
-                        namespaces = try t.value.stringList("namespaces")
-                        for ns in namespaces {
-                            let stem = ns.hasSuffix("*") ? String(ns.dropLast()) : ns
-                            guard !stem.contains("*"), ns == "*" || !stem.isEmpty else {
-                                throw t.value.error("namespace '\(ns)': use an exact name or a prefix ending in *")
-                            }
-                        }
-                    case "scopes":
-                        let list = try t.value.stringList("scopes")
-                        for s in list where !APIToken.knownScopes.contains(s) {
-                            throw t.value.error(
-                                "unknown scope '\(s)' (expected \(APIToken.knownScopes.sorted().joined(separator: ", ")))"
-                            )
-                        }
-                        scopes = Set(list)
-                    default:
-                        throw t.keyNode.error(
-                            "unknown key '\(t.key)' in a token (expected name, sha256, namespaces, scopes)")
-                    }
+            if let n = section["lease"] {
+                let lease = try n.duration("store.lease")
+                guard lease >= .seconds(1), lease <= .seconds(3600) else {
+                    throw n.error("store.lease must be between 1s and 1h")
                 }
-                guard let name else { throw item.error("a token needs a name") }
-                guard let hash else { throw item.error("token \(name) needs sha256") }
-                guard let scopes else {
-                    throw item.error("token \(name) needs scopes (send, devices, events, read, metrics)")
+                store.lease = lease
+            }
+            if let n = section["cache"] {
+                let text = try n.string("store.cache")
+                guard let size = ConfigNode.parseSize(text), ((128 << 10)...(1 << 30)).contains(size) else {
+                    throw n.error("store.cache must be a size from 128KiB to 1024MiB (2MiB, 512KiB), got \"\(text)\"")
                 }
-                tokens.append(APIToken(name: name, sha256: hash, namespaces: namespaces, scopes: scopes))
+                store.cache = size
             }
-            return tokens
-        }
-
-        /// An integer in `range`, or an error naming the key and the range.
-        func bounded(_ node: ConfigNode, _ what: String, _ range: ClosedRange<Int>) throws(ConfigError) -> Int {
-            let v = try node.int(what)
-            guard range.contains(v) else {
-                throw node.error("\(what) must be in \(range.lowerBound)...\(range.upperBound), got \(v)")
-            }
-            return v
+            store.prepared = try section.bool("prepared-statements") ?? true
+            return store
         }
 
         func readChannels(_ node: ConfigNode) throws(ConfigError) -> [ChannelSpec] {
             var out: [ChannelSpec] = []
             for e in try node.mapping("channels") {
-                try checkName(e.key, at: e.keyNode, what: "channel name")
+                try ConfigLoader.checkName(e.key, at: e.keyNode, what: "channel name")
                 out.append(try readChannel(name: e.key, keyNode: e.keyNode, node: e.value))
             }
             return out
@@ -500,21 +298,15 @@ public enum ConfigLoader {
         }
 
         func readRetry(_ node: ConfigNode) throws(ConfigError) -> RetryPolicy {
+            let retry = try ConfigMapping(node, "retry", keys: ["attempts", "initial", "max"])
             var policy = RetryPolicy.default
-            for e in try node.mapping("retry") {
-                switch e.key {
-                case "attempts":
-                    let a = try e.value.int("retry.attempts")
-                    guard (1...100).contains(a) else { throw e.value.error("retry.attempts must be in 1...100") }
-                    policy.maxAttempts = a
-                case "initial":
-                    policy.initialDelay = try e.value.duration("retry.initial")
-                case "max":
-                    policy.maxDelay = try e.value.duration("retry.max")
-                default:
-                    throw e.keyNode.error("unknown key '\(e.key)' in retry (expected attempts, initial, max)")
-                }
+            if let n = retry["attempts"] {
+                let a = try n.int("retry.attempts")
+                guard (1...100).contains(a) else { throw n.error("retry.attempts must be in 1...100") }
+                policy.maxAttempts = a
             }
+            policy.initialDelay = try retry.duration("initial") ?? policy.initialDelay
+            policy.maxDelay = try retry.duration("max") ?? policy.maxDelay
             guard policy.initialDelay <= policy.maxDelay else {
                 throw node.error("retry.initial must not exceed retry.max")
             }
@@ -523,23 +315,15 @@ public enum ConfigLoader {
 
         func readRoutes(_ node: ConfigNode, channels: [ChannelSpec]) throws(ConfigError) -> RouteTable {
             let names = Set(channels.map(\.name))
-            var table = RouteTable(defaultRoute: [], namespaces: [:])
-            var sawDefault = false
-            for e in try node.mapping("routes") {
-                switch e.key {
-                case "default":
-                    table.defaultRoute = try readSteps(e.value, route: "default", names: names)
-                    sawDefault = true
-                case "namespaces":
-                    for ns in try e.value.mapping("routes.namespaces") {
-                        try checkName(ns.key, at: ns.keyNode, what: "namespace")
-                        table.namespaces[ns.key] = try readSteps(ns.value, route: "namespaces.\(ns.key)", names: names)
-                    }
-                default:
-                    throw e.keyNode.error("unknown key '\(e.key)' in routes (expected default, namespaces)")
+            let routes = try ConfigMapping(node, "routes", keys: ["default", "namespaces"])
+            guard let d = routes["default"] else { throw node.error("routes: missing required key 'default'") }
+            var table = RouteTable(defaultRoute: try readSteps(d, route: "default", names: names), namespaces: [:])
+            if let n = routes["namespaces"] {
+                for ns in try n.mapping("routes.namespaces") {
+                    try ConfigLoader.checkName(ns.key, at: ns.keyNode, what: "namespace")
+                    table.namespaces[ns.key] = try readSteps(ns.value, route: "namespaces.\(ns.key)", names: names)
                 }
             }
-            if !sawDefault { throw node.error("routes: missing required key 'default'") }
             return table
         }
 
@@ -555,89 +339,72 @@ public enum ConfigLoader {
         }
 
         func readStep(_ node: ConfigNode, names: Set<String>, earlier: Set<String>) throws(ConfigError) -> RouteStep {
+            let e = try ConfigMapping(
+                node, "route step",
+                keys: [
+                    "deliver", "mode", "when", "unless-delivered", "unless-registered", "timeout", "cooldown",
+                ], qualified: false)
             var step = RouteStep(deliver: [], mark: node.mark)
-            var sawDeliver = false
-            for e in try node.mapping("route step") {
-                switch e.key {
-                case "deliver":
-                    let items = e.value.tree.scalar != nil ? [e.value] : try e.value.sequence("deliver")
-                    guard !items.isEmpty else { throw e.value.error("deliver must name at least one channel") }
-                    for item in items {
-                        let n = try item.string("deliver")
-                        guard names.contains(n) else {
-                            throw item.error(
-                                "unknown channel '\(n)' (defined: \(names.sorted().joined(separator: ", ")))")
+            guard let deliver = e["deliver"] else { throw node.error("route step: missing required key 'deliver'") }
+            let items = deliver.tree.scalar != nil ? [deliver] : try deliver.sequence("deliver")
+            guard !items.isEmpty else { throw deliver.error("deliver must name at least one channel") }
+            for item in items {
+                let n = try item.string("deliver")
+                guard names.contains(n) else {
+                    throw item.error("unknown channel '\(n)' (defined: \(names.sorted().joined(separator: ", ")))")
+                }
+                guard !step.deliver.contains(n) else { throw item.error("channel '\(n)' is listed twice") }
+                step.deliver.append(n)
+            }
+            if let n = e["mode"] {
+                let m = try n.string("mode")
+                guard let mode = RouteStep.Mode(rawValue: m) else {
+                    throw n.error("mode must be all or first, got \"\(m)\"")
+                }
+                step.mode = mode
+            }
+            if let w = try e.section("when", keys: ["type", "severity"]) {
+                step.whenTypes = try w.stringList("type")
+                if let list = w["severity"] {
+                    var sev: [Severity] = []
+                    for s in list.tree.scalar != nil ? [list] : try list.sequence("when.severity") {
+                        let text = try s.string("when.severity")
+                        guard let v = Severity(rawValue: text) else {
+                            throw s.error("unknown severity '\(text)' (expected info, success, warning, error)")
                         }
-                        guard !step.deliver.contains(n) else { throw item.error("channel '\(n)' is listed twice") }
-                        step.deliver.append(n)
+                        sev.append(v)
                     }
-                    sawDeliver = true
-                case "mode":
-                    let m = try e.value.string("mode")
-                    guard let mode = RouteStep.Mode(rawValue: m) else {
-                        throw e.value.error("mode must be all or first, got \"\(m)\"")
-                    }
-                    step.mode = mode
-                case "when":
-                    for w in try e.value.mapping("when") {
-                        switch w.key {
-                        case "type": step.whenTypes = try w.value.stringList("when.type")
-                        case "severity":
-                            var sev: [Severity] = []
-                            let list = w.value.tree.scalar != nil ? [w.value] : try w.value.sequence("when.severity")
-                            for s in list {
-                                let text = try s.string("when.severity")
-                                guard let v = Severity(rawValue: text) else {
-                                    throw s.error("unknown severity '\(text)' (expected info, success, warning, error)")
-                                }
-                                sev.append(v)
-                            }
-                            step.whenSeverities = sev
-                        default: throw w.keyNode.error("unknown key '\(w.key)' in when (expected type, severity)")
-                        }
-                    }
-                case "unless-delivered":
-                    if let s = e.value.tree.scalar, s == "any" {
-                        step.unlessDelivered = .any
-                    } else {
-                        var list: [String] = []
-                        for item in try e.value.sequence("unless-delivered") {
-                            let n = try item.string("unless-delivered")
-                            guard names.contains(n) else {
-                                throw item.error("unknown channel '\(n)' in unless-delivered")
-                            }
-                            if !earlier.contains(n) {
-                                throw item.error(
-                                    "unless-delivered names '\(n)', which no earlier step of this route delivers to")
-                            }
-                            list.append(n)
-                        }
-                        step.unlessDelivered = .channels(list)
-                    }
-                case "unless-registered":
-                    for item in try e.value.sequence("unless-registered") {
-                        let n = try item.string("unless-registered")
-                        guard names.contains(n) else { throw item.error("unknown channel '\(n)' in unless-registered") }
-                        step.unlessRegistered.append(n)
-                    }
-                case "timeout":
-                    step.timeout = try e.value.duration("timeout")
-                case "cooldown":
-                    step.cooldown = try e.value.duration("cooldown")
-                default:
-                    throw e.keyNode.error(
-                        "unknown key '\(e.key)' in route step (expected deliver, mode, when, unless-delivered, unless-registered, timeout, cooldown)"
-                    )
+                    step.whenSeverities = sev
                 }
             }
-            guard sawDeliver else { throw node.error("route step: missing required key 'deliver'") }
+            if let u = e["unless-delivered"] {
+                step.unlessDelivered = try readUnlessDelivered(u, names: names, earlier: earlier)
+            }
+            for item in try e["unless-registered"]?.sequence("unless-registered") ?? [] {
+                let n = try item.string("unless-registered")
+                guard names.contains(n) else { throw item.error("unknown channel '\(n)' in unless-registered") }
+                step.unlessRegistered.append(n)
+            }
+            step.timeout = try e.duration("timeout")
+            step.cooldown = try e.duration("cooldown")
             return step
         }
 
-        func checkName(_ name: String, at node: ConfigNode, what: String) throws(ConfigError) {
-            guard !name.isEmpty, name.count <= 64,
-                name.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "_" || $0 == "." })
-            else { throw node.error("invalid \(what) '\(name)' (letters, digits, '.', '-', '_')") }
+        /// `unless-delivered: any`, or the channels of earlier steps it names.
+        func readUnlessDelivered(_ node: ConfigNode, names: Set<String>, earlier: Set<String>) throws(ConfigError)
+            -> RouteStep.UnlessDelivered
+        {
+            if let s = node.tree.scalar, s == "any" { return .any }
+            var list: [String] = []
+            for item in try node.sequence("unless-delivered") {
+                let n = try item.string("unless-delivered")
+                guard names.contains(n) else { throw item.error("unknown channel '\(n)' in unless-delivered") }
+                if !earlier.contains(n) {
+                    throw item.error("unless-delivered names '\(n)', which no earlier step of this route delivers to")
+                }
+                list.append(n)
+            }
+            return .channels(list)
         }
     }
 }

@@ -34,8 +34,9 @@ public struct HeraldConfig: Sendable {
     public var routes: RouteTable
     /// Non-fatal findings.
     public var warnings: [ConfigWarning]
-    /// The `server:` section (`herald serve`).
-    public var server = ServerConfig()
+    /// The `server:` section as written (a mapping, or nil when absent): HeraldServer reads its keys
+    /// (`ServerConfig`); the router only checks that it is a mapping.
+    public var serverNode: ConfigNode? = nil
 
     /// The channel named `name`.
     public func channel(_ name: String) -> ChannelSpec? { channels.first { $0.name == name } }

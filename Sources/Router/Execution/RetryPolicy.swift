@@ -1,5 +1,4 @@
 import ChannelAPI
-import ChannelSupport
 import Foundation
 
 /// Exponential backoff with jitter, per channel (`retry: { attempts, initial, max }`).

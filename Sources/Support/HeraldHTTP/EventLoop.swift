@@ -10,26 +10,6 @@ import Synchronization
     import Darwin
 #endif
 
-/// Settings an event loop applies to every transfer, resolved once from ``HTTPClientConfiguration``.
-struct LoopSettings: Sendable {
-    var caFile: String?
-    var defaultTimeoutMs: Int
-    var connectTimeoutMs: Int
-    var maxResponseBytes: Int
-    var maxConnectionsPerHost: Int
-    var maxConcurrentStreams: Int
-    var userAgent: String
-    /// Most connection sockets a loop corks (``CorkedSockets``); 0 turns corking off.
-    var corkLimit: Int
-}
-
-/// Counters shared by a client's loops.
-final class ClientStats: Sendable {
-    let connectionsOpened = Atomic<Int>(0)
-    /// Connection sockets corked right now, over all loops.
-    let socketsCorked = Atomic<Int>(0)
-}
-
 /// One thread driving one libcurl multi handle.
 ///
 /// `@unchecked Sendable` because it holds the raw multi handle and loop-thread-only bookkeeping:
@@ -37,8 +17,12 @@ final class ClientStats: Sendable {
 ///   except `curl_multi_wakeup`, which libcurl documents as callable from any thread; it is only called
 ///   while holding `shared` and only before `stopRequested` is set, after which the thread may clean up.
 /// - Everything other threads touch lives in the `shared` mutex or is immutable.
+///
+/// This file holds the thread, its queues and the round (`curl_multi_perform`, finishing transfers);
+/// the loop-thread jobs it calls are in `EventLoop+Launch` (starting a transfer), `+HostQueue` (the
+/// per-host waiting line), `+Batches`, `+Corking`, and `+TaskExecutor` (tasks run on the loop).
 final class EventLoop: @unchecked Sendable {
-    private struct Shared {
+    struct Shared {
         var pending: [Work] = []
         var executorJobs: [UnownedJob] = []
         var cancels: [RequestToken] = []
@@ -49,40 +33,40 @@ final class EventLoop: @unchecked Sendable {
         var thread: pthread_t?
     }
 
-    private let multi: UnsafeMutableRawPointer
-    private let settings: LoopSettings
-    private let stats: ClientStats
-    private let shared = Locked(Shared())
+    let multi: UnsafeMutableRawPointer
+    let settings: LoopSettings
+    let stats: ClientStats
+    let shared = Locked(Shared())
 
     // Loop-thread-only state.
     /// Single requests in flight, by their token (for cancellation).
-    private var transfers: [ObjectIdentifier: Transfer] = [:]
+    var transfers: [ObjectIdentifier: Transfer] = [:]
     /// Batches with requests still to start or in flight, by their token.
-    private var batches: [ObjectIdentifier: BatchJob] = [:]
-    private var byEasy: [UnsafeMutableRawPointer: Transfer] = [:]
-    private var pool: [EasyHandle] = []
+    var batches: [ObjectIdentifier: BatchJob] = [:]
+    var byEasy: [UnsafeMutableRawPointer: Transfer] = [:]
+    var pool: [EasyHandle] = []
     /// Connection sockets held corked during a round and pushed before the loop waits.
-    private var corked: CorkedSockets
+    var corked: CorkedSockets
     /// Set when a transfer ends (libcurl may write, say an `RST_STREAM`, as it lets go of it): the round
     /// pushes the corked sockets even if no transfer is left.
-    private var unflushed = false
+    var unflushed = false
     /// Set once the loop is stopping: batches then fail their unstarted requests instead of starting them.
-    private var stopping = false
+    var stopping = false
     /// Which requests of each host (``HostKey``) go to libcurl now and which wait, in arrival order.
-    private var scheduler: HostScheduler<ParkedRequest>
+    var scheduler: HostScheduler<ParkedRequest>
     /// Requests waiting in `scheduler` (read by other threads for ``HTTPClient/waitingRequests``).
-    private let parkedCount = Atomic<Int>(0)
+    let parkedCount = Atomic<Int>(0)
     /// Executor jobs enqueued from the loop thread itself (resumed callers); run before the next poll.
-    private var localJobs: [UnownedJob] = []
-    private var exiting = false
+    var localJobs: [UnownedJob] = []
+    var exiting = false
     /// Requests of batches submitted to this loop and not yet finished (read by other threads to
     /// place the next batch).
-    private let pendingRequests = Atomic<Int>(0)
+    let pendingRequests = Atomic<Int>(0)
     /// The loop thread's id, set once when it starts; 0 before.
-    private let loopThreadID = Atomic<UInt>(0)
+    let loopThreadID = Atomic<UInt>(0)
     /// A NUL byte that `CURLOPT_POSTFIELDS` points at for an empty body (a null pointer would make libcurl
     /// read the body from stdin).
-    private let emptyBody: UnsafeMutablePointer<CChar>
+    let emptyBody: UnsafeMutablePointer<CChar>
 
     init(settings: LoopSettings, stats: ClientStats) throws(HTTPError) {
         guard let multi = curl_multi_init() else { throw HTTPError(.transport, "curl_multi_init failed") }
@@ -152,7 +136,7 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func enqueue(_ work: Work) -> Bool {
+    func enqueue(_ work: Work) -> Bool {
         shared.withLock { shared in
             if shared.stopRequested { return false }
             shared.pending.append(work)
@@ -199,14 +183,14 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Takes the thread handle so that exactly one caller joins or detaches it.
-    private func takeThread() -> pthread_t? {
+    func takeThread() -> pthread_t? {
         shared.withLock { shared in
             defer { shared.thread = nil }
             return shared.thread
         }
     }
 
-    private func wakeLocked(_ shared: inout Shared) {
+    func wakeLocked(_ shared: inout Shared) {
         if !shared.wakeupPending {
             shared.wakeupPending = true
             _ = curl_multi_wakeup(multi)
@@ -224,12 +208,12 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: - Loop thread
 
-    private func runExecutorJobs(_ jobs: [UnownedJob]) {
+    func runExecutorJobs(_ jobs: [UnownedJob]) {
         let executor = asUnownedTaskExecutor()
         for job in jobs { job.runSynchronously(on: executor) }
     }
 
-    private func run() {
+    func run() {
         loopThreadID.store(UInt(pthread_self()), ordering: .relaxed)
         var running: Int32 = 0
         while true {
@@ -318,7 +302,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Finishes every completed transfer.
-    private func drainMessages() {
+    func drainMessages() {
         var queued: Int32 = 0
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
@@ -329,7 +313,7 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func result(of transfer: Transfer, code: CURLcode) -> TransferResult {
+    func result(of transfer: Transfer, code: CURLcode) -> TransferResult {
         let handle = transfer.easy.handle
         guard code == CURLE_OK else {
             if let blocked = transfer.blockedAddress {
@@ -356,7 +340,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Removes a transfer from the multi handle, recycles its easy handle and resumes its caller.
-    private func finish(_ transfer: Transfer, _ result: TransferResult) {
+    func finish(_ transfer: Transfer, _ result: TransferResult) {
         let handle = transfer.easy.handle
         if corked.limit > 0, corked.sockets.count < corked.limit { corkConnection(of: handle) }
         _ = curl_multi_remove_handle(multi, handle)
@@ -382,200 +366,4 @@ final class EventLoop: @unchecked Sendable {
         startParked(transfer.host)
     }
 
-    // MARK: Per-host queue
-
-    /// Starts waiting requests of `host` while it has free streams. A failed start may queue newer
-    /// requests meanwhile (its batch starts its next one); they wait behind the older ones.
-    private func startParked(_ host: String) {
-        guard !stopping else { return }
-        while let item = scheduler.nextReady(host) {
-            parkedCount.subtract(1, ordering: .relaxed)
-            if let failure = launch(item.request, item.headerList, item.host, item.completion, parking: false) {
-                fail(item.completion, failure)
-            }
-        }
-    }
-
-    /// Removes the waiting single request of `token`, if it waits.
-    private func unparkSingle(_ token: RequestToken) -> ParkedRequest? {
-        let item = scheduler.removeFirst { item in
-            if case .single(let t, _) = item.completion { return t === token }
-            return false
-        }
-        if item != nil { parkedCount.subtract(1, ordering: .relaxed) }
-        return item
-    }
-
-    /// Reports a request that never reached libcurl (or failed to start) to whoever waits for it.
-    private func fail(_ completion: Completion, _ error: HTTPError) {
-        switch completion {
-        case .single(_, let continuation):
-            continuation.resume(returning: .failure(error))
-        case .batch(let batch, let index):
-            batch.inFlight -= 1
-            record(batch, index, .failure(error))
-            pump(batch)
-        }
-    }
-
-    // MARK: Batches
-
-    private func start(_ batch: BatchJob) {
-        batches[ObjectIdentifier(batch.token)] = batch
-        pump(batch)
-    }
-
-    /// Starts the batch's next requests up to its limit; resumes its caller once every request is done.
-    private func pump(_ batch: BatchJob) {
-        if stopping || batch.token.isCancelled {
-            let error = stopping ? Self.shutdownError : Self.cancelledError
-            while batch.next < batch.items.count {
-                record(batch, batch.next, .failure(error))
-                batch.next += 1
-            }
-        }
-        while batch.inFlight < batch.limit, batch.next < batch.items.count {
-            let index = batch.next
-            batch.next += 1
-            let item = batch.items[index]
-            if let failure = launch(item.request, item.headerList, item.host, .batch(batch, index)) {
-                record(batch, index, .failure(failure))
-            } else {
-                batch.inFlight += 1
-            }
-        }
-        if batch.done == batch.items.count, batches.removeValue(forKey: ObjectIdentifier(batch.token)) != nil {
-            batch.continuation.resume(returning: batch.results.map { $0 ?? .failure(Self.shutdownError) })
-        }
-    }
-
-    private func record(_ batch: BatchJob, _ index: Int, _ result: TransferResult) {
-        batch.results[index] = result
-        batch.done += 1
-        pendingRequests.subtract(1, ordering: .relaxed)
-    }
-
-    /// Fails the batch's unstarted requests and aborts its running ones.
-    private func cancel(_ batch: BatchJob) {
-        while batch.next < batch.items.count {
-            record(batch, batch.next, .failure(Self.cancelledError))
-            batch.next += 1
-        }
-        let removed = scheduler.removeAll { item in
-            if case .batch(let b, _) = item.completion { return b === batch }
-            return false
-        }
-        parkedCount.subtract(removed.count, ordering: .relaxed)
-        for item in removed {
-            if case .batch(_, let index) = item.completion {
-                batch.inFlight -= 1
-                record(batch, index, .failure(Self.cancelledError))
-            }
-        }
-        for transfer in Array(byEasy.values) where transfer.batch === batch {
-            finish(transfer, .failure(Self.cancelledError))
-        }
-        pump(batch)
-    }
-
-    /// Starts a single request, or resumes its caller with the reason it could not start.
-    private func begin(_ job: Job) {
-        if job.token.isCancelled {
-            job.continuation.resume(returning: .failure(Self.cancelledError))
-            return
-        }
-        if let failure = launch(job.request, job.headerList, job.host, .single(job.token, job.continuation)) {
-            job.continuation.resume(returning: .failure(failure))
-        }
-    }
-
-    /// Configures a pooled easy handle for `request` and adds it to the multi handle, or queues it while
-    /// its host has no free stream. Returns the error when the transfer could not start (then `completion`
-    /// is not called).
-    private func launch(
-        _ request: HTTPRequest, _ headerList: HeaderList, _ host: String, _ completion: Completion,
-        parking: Bool = true
-    ) -> HTTPError? {
-        if parking, scheduler.mustWait(host) {
-            parkedCount.add(1, ordering: .relaxed)
-            scheduler.enqueue(
-                ParkedRequest(request: request, headerList: headerList, host: host, completion: completion), host: host)
-            return nil
-        }
-        guard let easy = pool.popLast() ?? EasyHandle() else {
-            return HTTPError(.transport, "curl_easy_init failed")
-        }
-        curl_easy_reset(easy.handle)
-        easy.errorBuffer.pointee = 0
-        let transfer = Transfer(
-            completion: completion, easy: easy, host: host,
-            limit: max(0, request.maxResponseBytes ?? settings.maxResponseBytes))
-        if let error = CurlOptions.configure(
-            transfer, request, headerList, settings: settings, emptyBody: emptyBody, closeHook: closeHook)
-        {
-            transfer.releaseHeaders()
-            pool.append(easy)
-            return error
-        }
-        let code = curl_multi_add_handle(multi, easy.handle)
-        if code != CURLM_OK {
-            transfer.releaseHeaders()
-            pool.append(easy)
-            let text = String(cString: curl_multi_strerror(code))
-            return HTTPError(.transport, text, curlCode: Int(code.rawValue))
-        }
-        if case .single(let token, _) = completion { transfers[ObjectIdentifier(token)] = transfer }
-        byEasy[easy.handle] = transfer
-        scheduler.started(host)
-        return nil
-    }
-
-    /// Corks the socket of the connection `handle`'s finished transfer used, if libcurl keeps that
-    /// connection. Only such sockets are corked: libcurl closes them through the close callback, while
-    /// a socket that never carried a transfer (a failed or losing connect attempt) may be closed
-    /// without it, and its number must not stay in the set.
-    private func corkConnection(of handle: UnsafeMutableRawPointer) {
-        var socket: curl_socket_t = -1
-        guard herald_curl_easy_getinfo_socket(handle, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK, socket >= 0,
-            !corked.contains(socket)
-        else { return }
-        if corked.cork(socket) { stats.socketsCorked.add(1, ordering: .relaxed) }
-    }
-
-    /// libcurl is closing a connection socket (loop thread).
-    private func socketClosing(_ fd: Int32) {
-        if corked.remove(fd) { stats.socketsCorked.subtract(1, ordering: .relaxed) }
-    }
-
-    /// The close callback every transfer gets while this loop corks sockets: it uncorks the socket's
-    /// number before closing it. The callback is kept by the connection, which lives in this loop's
-    /// multi handle and dies with it; libcurl closes every connection socket through it.
-    private var closeHook: CurlOptions.SocketCloseHook? {
-        guard corked.limit > 0 else { return nil }
-        return CurlOptions.SocketCloseHook(
-            function: { loop, fd in
-                if let loop { Unmanaged<EventLoop>.fromOpaque(loop).takeUnretainedValue().socketClosing(fd) }
-                return close(fd)
-            },
-            context: Unmanaged.passUnretained(self).toOpaque())
-    }
-}
-
-extension EventLoop: TaskExecutor {
-    /// Runs `job` on the loop thread between two rounds of `curl_multi_perform`. Once the loop has stopped,
-    /// jobs go to the global concurrent executor instead.
-    func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
-        if isLoopThread && !exiting {
-            localJobs.append(unowned)
-            return
-        }
-        let accepted = shared.withLock { shared in
-            if shared.stopRequested { return false }
-            shared.executorJobs.append(unowned)
-            wakeLocked(&shared)
-            return true
-        }
-        if !accepted { globalConcurrentExecutor.enqueue(ExecutorJob(unowned)) }
-    }
 }

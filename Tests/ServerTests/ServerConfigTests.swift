@@ -1,9 +1,11 @@
 import ChannelAPI
+import HeraldServer
 import Router
 import RouterTesting
 import Testing
 
-/// Issue 17: the `server:` section: values, defaults, and errors at their positions.
+/// Issue 17: the `server:` section: values, defaults, and errors at their positions. The router keeps
+/// the section as a node; HeraldServer's `ServerConfig(_:)` reads it (issue 31 §5).
 @Suite struct ServerConfigTests {
     static let registry = ChannelRegistry([RecordingChannel().factory(type: "rec", platforms: ["ios"])])
     static let hash = String(repeating: "ab", count: 32)
@@ -11,14 +13,14 @@ import Testing
     static func load(_ server: String, environment: [String: String] = [:]) throws(ConfigError) -> ServerConfig {
         let text =
             "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\nserver:\n" + server
-        return try ConfigLoader.parse(text, environment: environment, registry: registry).server
+        return try ServerConfig(ConfigLoader.parse(text, environment: environment, registry: registry))
     }
 
     @Test func defaultsAreLoopbackWithoutTokens() throws {
-        let s = try ConfigLoader.parse(
-            "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n",
-            registry: Self.registry
-        ).server
+        let s = try ServerConfig(
+            ConfigLoader.parse(
+                "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n",
+                registry: Self.registry))
         #expect(s.host == "127.0.0.1" && s.port == 8686 && s.isLoopback)
         #expect(s.maxBody == 65536 && s.tokens.isEmpty && s.metricsPublic)
         #expect(s.ratePerSecond == 50 && s.burst == 200)
@@ -130,6 +132,20 @@ import Testing
             #expect(error.mark?.line == c.line, "\(error)")
             #expect(error.mark?.column == c.column, "\(error)")
             #expect(error.message.contains(c.message), "\(error)")
+        }
+    }
+
+    /// The router checks only that `server:` is a mapping; everything under it is the server's.
+    @Test func theRouterKeepsTheSectionAsANode() throws {
+        let base = "version: 1\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n"
+        let config = try ConfigLoader.parse(base + "server:\n  listn: 1\n", registry: Self.registry)
+        #expect(config.serverNode?.mark == ConfigMark(line: 8, column: 3))
+        #expect(try ConfigLoader.parse(base + "server:\n", registry: Self.registry).serverNode == nil)
+        do {
+            _ = try ConfigLoader.parse(base + "server: [listen]\n", file: "s.yaml", registry: Self.registry)
+            Issue.record("a server: list was accepted")
+        } catch {
+            #expect(error.description == "s.yaml:7:9: server must be a mapping, not a sequence")
         }
     }
 

@@ -1,7 +1,8 @@
 import ChannelAPI
 import Foundation
 
-/// The `server:` section: what `herald serve` listens on and whom it lets in (http-api.md §1).
+/// The `server:` section: what `herald serve` listens on and whom it lets in (http-api.md §1). The
+/// router keeps the section as a node (``HeraldConfig/serverNode``); ``init(_:)`` reads it.
 public struct ServerConfig: Sendable {
     /// The numeric address to listen on (`127.0.0.1`, `::1`, `0.0.0.0`).
     public var host = "127.0.0.1"
@@ -84,67 +85,5 @@ public struct ServerConfig: Sendable {
     }
 
     /// Reads a size: bytes (`65536`) or with a unit (`512B`, `64KiB`, `1MiB`). Nil when unreadable.
-    public static func parseSize(_ text: String) -> Int? {
-        let units: [(String, Int)] = [("KiB", 1024), ("MiB", 1024 * 1024), ("B", 1)]
-        var number = Substring(text.trimmingCharacters(in: .whitespaces))
-        var factor = 1
-        for (suffix, f) in units where number.hasSuffix(suffix) {
-            number = number.dropLast(suffix.count).drop { $0 == " " }
-            number = Substring(number.trimmingCharacters(in: .whitespaces))
-            factor = f
-            break
-        }
-        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(number) else { return nil }
-        let (product, overflow) = n.multipliedReportingOverflow(by: factor)
-        return overflow ? nil : product
-    }
-}
-
-/// A token's certificate and key files.
-public struct TLSFiles: Sendable, Equatable {
-    /// The PEM certificate (chain) file.
-    public var certificate: String
-    /// The PEM private key file.
-    public var key: String
-
-    /// Creates the pair.
-    public init(certificate: String, key: String) {
-        self.certificate = certificate
-        self.key = key
-    }
-}
-
-/// One accepted API token: its name, the SHA-256 of its text, what it may reach and do.
-public struct APIToken: Sendable, Equatable {
-    /// The scopes of http-api.md §2.
-    public static let knownScopes: Set<String> = ["send", "devices", "events", "read", "metrics"]
-
-    /// Shown in logs and metrics, never the token.
-    public var name: String
-    /// Lower-case hex SHA-256 of the token's UTF-8 bytes.
-    public var sha256: String
-    /// Namespace names, or prefixes ending in `*`.
-    public var namespaces: [String]
-    /// Granted scopes.
-    public var scopes: Set<String>
-
-    /// Creates a token entry.
-    public init(name: String, sha256: String, namespaces: [String], scopes: Set<String>) {
-        self.name = name
-        self.sha256 = sha256
-        self.namespaces = namespaces
-        self.scopes = scopes
-    }
-
-    /// Whether the token reaches `namespace` (an exact name, or a pattern `prefix*`).
-    public func covers(_ namespace: String) -> Bool {
-        namespaces.contains { pattern in
-            pattern.hasSuffix("*") ? namespace.hasPrefix(pattern.dropLast()) : pattern == namespace
-        }
-    }
-
-    /// The exact namespaces when the token has no pattern; nil when a pattern makes the set open.
-    public var exactNamespaces: [String]? {
-        namespaces.contains { $0.hasSuffix("*") } ? nil : namespaces
-    }
+    public static func parseSize(_ text: String) -> Int? { ConfigNode.parseSize(text) }
 }

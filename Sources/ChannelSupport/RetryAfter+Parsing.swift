@@ -2,15 +2,11 @@ import ChannelAPI
 import Foundation
 internal import HeraldHTTP
 
-/// Reading a provider's "try again later" signal.
+/// Reading a provider's "try again later" signal: the parsers of ChannelAPI's ``RetryAfter``.
 ///
-/// Every delay read from the network (a `Retry-After` header, Telegram's `retry_after`, a relay's
-/// `resetsAt`) passes through here and is clamped to `0...`\(``maximum``), so that an answer such as
-/// `Retry-After: 99999999999999999` becomes a one-day wait instead of a trap in a conversion.
-public enum RetryAfter {
-    /// The longest delay Herald honours from a provider: one day. Longer requests are cut to it.
-    public static let maximum: Duration = .seconds(86_400)
-
+/// Every result is clamped to `0...`\(``RetryAfter/maximum``) (one day, a contract rule kept in
+/// ChannelAPI).
+extension RetryAfter {
     /// Parses an HTTP `Retry-After` value: delta seconds or an HTTP date (relative to `now`).
     ///
     /// The result is clamped to `0...`\(``maximum``): a huge number of seconds (even one that does
@@ -44,11 +40,6 @@ public enum RetryAfter {
     /// The delay from `now` until `date`, clamped to `0...`\(``maximum``).
     public static func until(_ date: Date, now: Date) -> Duration {
         seconds(date.timeIntervalSince(now)) ?? .zero
-    }
-
-    /// `duration` clamped to `0...`\(``maximum``).
-    public static func clamp(_ duration: Duration) -> Duration {
-        min(max(.zero, duration), maximum)
     }
 }
 
