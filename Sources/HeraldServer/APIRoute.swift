@@ -37,14 +37,10 @@ public struct APIRoute: Sendable {
         writesStore: Bool = false, servedWhileStopping: Bool = false, maxBody: Int? = nil,
         handler: @escaping @Sendable (HeraldAPI, APICall) async throws -> ServerResponse
     ) {
-        self.method = method
-        self.pattern = pattern
-        self.access = access
-        self.subject = subject
-        self.writesStore = writesStore
-        self.servedWhileStopping = servedWhileStopping
-        self.maxBody = maxBody
-        self.handler = handler
+        (self.method, self.pattern, self.access, self.handler) = (method, pattern, access, handler)
+        (self.subject, self.writesStore, self.servedWhileStopping, self.maxBody) = (
+            subject, writesStore, servedWhileStopping, maxBody
+        )
     }
 }
 

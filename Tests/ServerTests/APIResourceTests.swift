@@ -28,31 +28,20 @@ struct KeyedChannel: Channel, PublicKeyProviding {
 /// Issue 31 §4: the API's resources behind one routing and auth layer, and public keys served for
 /// any channel that provides one (no `webpush` special case).
 @Suite struct APIResourceTests {
-    /// A router over the recording fcm channel (no key), two `keyed` channels and Web Push.
-    static func router() async throws -> (Router, String) {
-        let fcm = RecordingChannel()
-        var registry = ChannelRegistry([fcm.factory(type: "rec-fcm", platforms: ["phone"]), KeyedChannel.factory])
-        for p in HeraldChannels.registry.platforms { registry.register(platform: p) }
-        if let webpush = HeraldChannels.registry.factory(for: "webpush") { registry.register(webpush) }
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-keys-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let text = """
-            version: 1
-            store: { path: \(home)/herald.db }
-            channels:
-              fcm: { type: rec-fcm }
-              first: { type: keyed }
-              second: { type: keyed }
-              webpush: { type: webpush, vapid: { subject: "mailto:ops@example.com" } }
-            routes:
-              default:
-                - deliver: [fcm]
-            """
-        let config = try ConfigLoader.parse(text, registry: registry)
-        let router = try await Router(
-            config: config, registry: registry, options: RouterOptions(logSink: RecordingLogSink()))
-        return (router, home)
+    /// The API over the harness's router (fcm without a key, Web Push) with two `keyed` channels.
+    static func withAPI(_ body: (HeraldAPI) async throws -> Void) async throws {
+        try await withRouter { router in try await body(HeraldAPI(router: router, server: ServerHarness.defaults)) }
+    }
+
+    /// The router alone (the lookups of `herald keys`), shut down afterwards.
+    static func withRouter(_ body: (Router) async throws -> Void) async throws {
+        let (router, _, home) = try await ServerHarness.makeRouter(
+            factories: [KeyedChannel.factory], channels: "  first: { type: keyed }\n  second: { type: keyed }")
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        var failure: (any Error)?
+        do { try await body(router) } catch { failure = error }
+        await router.shutdown()
+        if let failure { throw failure }
     }
 
     static func get(
@@ -66,84 +55,79 @@ struct KeyedChannel: Channel, PublicKeyProviding {
     }
 
     @Test func anyChannelThatProvidesAKeyIsServedByName() async throws {
-        let (router, home) = try await Self.router()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let api = HeraldAPI(router: router, server: ServerHarness.defaults)
-        let second = await Self.get(api, "/v1/channels/second/public-key")
-        #expect(second.status == 200)
-        #expect(second.json == ["publicKey": "key-1", "channel": "second"])
-        // Web Push by name too, with the key its own path serves.
-        let webpush = await Self.get(api, "/v1/channels/webpush/public-key")
-        let legacy = await Self.get(api, "/v1/webpush/vapid-public-key")
-        #expect(webpush.status == 200 && legacy.status == 200)
-        #expect(legacy.json?["channel"] == "webpush")
-        #expect(legacy.json?["publicKey"] == webpush.json?["publicKey"])
-        // A channel without a key, and no channel: 404 saying which.
-        let fcm = await Self.get(api, "/v1/channels/fcm/public-key")
-        #expect(fcm.status == 404)
-        #expect(fcm.json?["error"]?["message"] == "channel fcm does not provide a public key")
-        let none = await Self.get(api, "/v1/channels/nope/public-key")
-        #expect(none.status == 404)
-        #expect(none.json?["error"]?["message"] == "no channel nope")
-        // Scope read or devices; a token is needed.
-        #expect(await Self.get(api, "/v1/channels/first/public-key", token: nil).status == 401)
-        #expect(await Self.get(api, "/v1/channels/first/public-key", token: ServerHarness.sender).status == 403)
-        // HEAD like GET; POST is still the channel's webhook (the keyed channel takes none).
-        #expect(await Self.get(api, "/v1/channels/first/public-key", method: "HEAD").status == 200)
-        let post = await Self.get(api, "/v1/channels/first/public-key", token: nil, method: "POST")
-        #expect(post.status == 404)
-        #expect(post.json?["error"]?["message"] == "channel first takes no public-key webhook")
-        let put = await Self.get(api, "/v1/channels/first/public-key", method: "PUT")
-        #expect(put.status == 405)
-        #expect(put.response.header("Allow") == "GET, POST")
-        await router.shutdown()
+        try await Self.withAPI { api in
+            let second = await Self.get(api, "/v1/channels/second/public-key")
+            #expect(second.status == 200)
+            #expect(second.json == ["publicKey": "key-1", "channel": "second"])
+            // Web Push by name too, with the key its own path serves.
+            let webpush = await Self.get(api, "/v1/channels/webpush/public-key")
+            let legacy = await Self.get(api, "/v1/webpush/vapid-public-key")
+            #expect(webpush.status == 200 && legacy.status == 200)
+            #expect(legacy.json?["channel"] == "webpush")
+            #expect(legacy.json?["publicKey"] == webpush.json?["publicKey"])
+            // A channel without a key, and no channel: 404 saying which.
+            let fcm = await Self.get(api, "/v1/channels/fcm/public-key")
+            #expect(fcm.status == 404)
+            #expect(fcm.json?["error"]?["message"] == "channel fcm does not provide a public key")
+            let none = await Self.get(api, "/v1/channels/nope/public-key")
+            #expect(none.status == 404)
+            #expect(none.json?["error"]?["message"] == "no channel nope")
+            // Scope read or devices; a token is needed.
+            #expect(await Self.get(api, "/v1/channels/first/public-key", token: nil).status == 401)
+            #expect(await Self.get(api, "/v1/channels/first/public-key", token: ServerHarness.sender).status == 403)
+            // HEAD like GET; POST is still the channel's webhook (the keyed channel takes none).
+            #expect(await Self.get(api, "/v1/channels/first/public-key", method: "HEAD").status == 200)
+            let post = await Self.get(api, "/v1/channels/first/public-key", token: nil, method: "POST")
+            #expect(post.status == 404)
+            #expect(post.json?["error"]?["message"] == "channel first takes no public-key webhook")
+            let put = await Self.get(api, "/v1/channels/first/public-key", method: "PUT")
+            #expect(put.status == 405)
+            #expect(put.response.header("Allow") == "GET, POST")
+        }
     }
 
     @Test func aChannelsOfferedPathServesTheFirstOrTheNamedChannel() async throws {
-        let (router, home) = try await Self.router()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let api = HeraldAPI(router: router, server: ServerHarness.defaults)
-        let first = await Self.get(api, "/v1/test/public-key")
-        #expect(first.status == 200)
-        #expect(first.json == ["publicKey": "key-1", "channel": "first"])
-        let named = await Self.get(api, "/v1/test/public-key", query: ["channel": "second"])
-        #expect(named.json?["channel"] == "second")
-        let wrong = await Self.get(api, "/v1/test/public-key", query: ["channel": "webpush"])
-        #expect(wrong.status == 404)
-        #expect(wrong.json?["error"]?["message"] == "no keyed channel named webpush")
-        #expect(await Self.get(api, "/v1/test/public-key", token: nil).status == 401)
-        // Counted under the path the channel declared.
-        let text = api.metrics.render(outboxPending: 0, devicesByPlatform: [:])
-        #expect(text.contains(#"herald_http_requests_total{route="/v1/test/public-key",code="200"} 2"#))
-        // A path no channel offers is an unknown route.
-        #expect(await Self.get(api, "/v1/other/public-key").status == 404)
-        await router.shutdown()
+        try await Self.withAPI { api in
+            let first = await Self.get(api, "/v1/test/public-key")
+            #expect(first.status == 200)
+            #expect(first.json == ["publicKey": "key-1", "channel": "first"])
+            let named = await Self.get(api, "/v1/test/public-key", query: ["channel": "second"])
+            #expect(named.json?["channel"] == "second")
+            let wrong = await Self.get(api, "/v1/test/public-key", query: ["channel": "webpush"])
+            #expect(wrong.status == 404)
+            #expect(wrong.json?["error"]?["message"] == "no keyed channel named webpush")
+            #expect(await Self.get(api, "/v1/test/public-key", token: nil).status == 401)
+            // Counted under the path the channel declared.
+            let text = api.metrics.render(outboxPending: 0, devicesByPlatform: [:])
+            #expect(text.contains(#"herald_http_requests_total{route="/v1/test/public-key",code="200"} 2"#))
+            // A path no channel offers is an unknown route.
+            #expect(await Self.get(api, "/v1/other/public-key").status == 404)
+        }
     }
 
     @Test func theKeysCommandsLookUpByOfferAndByName() async throws {
-        let (router, home) = try await Self.router()
-        defer { try? FileManager.default.removeItem(atPath: home) }
-        let byOffer = try PublicKeyLookup.offering(
-            { $0.command == "test-key" }, named: nil, describing: "herald keys test-key", in: router
-        ).get()
-        #expect(byOffer.name == "first" && byOffer.offer == KeyedChannel.offer)
-        let vapid = try PublicKeyLookup.offering(
-            { $0.command == "vapid" }, named: nil, describing: "herald keys vapid", in: router
-        ).get()
-        #expect(vapid.name == "webpush" && vapid.offer.jsonField == "applicationServerKey")
-        if case .failure(let e) = PublicKeyLookup.offering(
-            { $0.command == "nothing" }, named: nil, describing: "herald keys nothing", in: router)
-        {
-            #expect(e.description == "the config has no channel offering herald keys nothing")
-        } else {
-            Issue.record("an offer no channel makes was found")
+        try await Self.withRouter { router in
+            let byOffer = try PublicKeyLookup.offering(
+                { $0.command == "test-key" }, named: nil, describing: "herald keys test-key", in: router
+            ).get()
+            #expect(byOffer.name == "first" && byOffer.offer == KeyedChannel.offer)
+            let vapid = try PublicKeyLookup.offering(
+                { $0.command == "vapid" }, named: nil, describing: "herald keys vapid", in: router
+            ).get()
+            #expect(vapid.name == "webpush" && vapid.offer.jsonField == "applicationServerKey")
+            if case .failure(let e) = PublicKeyLookup.offering(
+                { $0.command == "nothing" }, named: nil, describing: "herald keys nothing", in: router)
+            {
+                #expect(e.description == "the config has no channel offering herald keys nothing")
+            } else {
+                Issue.record("an offer no channel makes was found")
+            }
+            if case .success(let p) = PublicKeyLookup.channel(named: "second", in: router) {
+                #expect(try await p.publicKey(rotate: true) == "key-2")
+            } else {
+                Issue.record("channel second was not found")
+            }
         }
-        if case .success(let p) = PublicKeyLookup.channel(named: "second", in: router) {
-            #expect(try await p.publicKey(rotate: true) == "key-2")
-        } else {
-            Issue.record("channel second was not found")
-        }
-        await router.shutdown()
     }
 }
 
