@@ -30,17 +30,22 @@ public struct APIRoute: Sendable {
     public var maxBody: Int?
     /// Answers a request that passed the checks above.
     public var handler: @Sendable (HeraldAPI, APICall) async throws -> ServerResponse
+    /// Renders the route's errors (those of the shared checks too) in a protocol's own shape; nil:
+    /// the API's JSON error (http-api.md §6). Status and headers are the error's to keep.
+    public var errorResponse: (@Sendable (APIError) -> ServerResponse)?
 
     /// Creates a route.
     public init(
         _ method: String, _ pattern: RoutePattern, access: RouteAccess, subject: String = "request",
         writesStore: Bool = false, servedWhileStopping: Bool = false, maxBody: Int? = nil,
+        errorResponse: (@Sendable (APIError) -> ServerResponse)? = nil,
         handler: @escaping @Sendable (HeraldAPI, APICall) async throws -> ServerResponse
     ) {
         (self.method, self.pattern, self.access, self.handler) = (method, pattern, access, handler)
         (self.subject, self.writesStore, self.servedWhileStopping, self.maxBody) = (
             subject, writesStore, servedWhileStopping, maxBody
         )
+        self.errorResponse = errorResponse
     }
 }
 

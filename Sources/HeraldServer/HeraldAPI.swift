@@ -126,14 +126,9 @@ public final class HeraldAPI: Sendable {
                 route = found
                 response = try await call(found, request: request, parameters: parameters, label: pattern)
             }
-        } catch let e as APIError {
-            response = e.response
-        } catch let e as ValidationError {
-            response = APIError.invalid(e, subject: route?.subject ?? "request").response
-        } catch let e as AddressConflict {
-            response = APIError(409, "conflict", e.description).response
         } catch {
-            response = failure(error, request: request, label: route == nil ? nil : label).response
+            let e = apiError(error, request: request, route: route, label: label)
+            response = route?.errorResponse?(e) ?? e.response
         }
         if response.status < 300, route?.writesStore == true,
             !response.headers.contains(where: { $0.name == "Herald-Replayed" })
@@ -155,6 +150,17 @@ public final class HeraldAPI: Sendable {
         }
         let caller = try authorize(request, access: route.access, label: label)
         return try await route.handler(self, APICall(request: request, parameters: parameters, caller: caller))
+    }
+
+    /// What a thrown error answers: itself for an ``APIError``, 422 of the route's subject for a
+    /// ``ValidationError``, 409 for an ``AddressConflict``, ``failure(_:request:label:)`` otherwise.
+    func apiError(_ error: any Error, request: ServerRequest, route: APIRoute?, label: String) -> APIError {
+        switch error {
+        case let e as APIError: e
+        case let e as ValidationError: APIError.invalid(e, subject: route?.subject ?? "request")
+        case let e as AddressConflict: APIError(409, "conflict", e.description)
+        default: failure(error, request: request, label: route == nil ? nil : label)
+        }
     }
 
     /// Seconds a client is asked to wait (`Retry-After`) before retrying a request refused because

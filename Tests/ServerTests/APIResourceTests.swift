@@ -145,7 +145,15 @@ struct EchoAPI: APIResource {
             ) { _, call in
                 if call["word"] == "invalid" { throw ValidationError(field: "word", "is invalid") }
                 return ServerResponse(status: 200, body: .bytes(Array(call["word"].utf8) + call.request.body))
-            }
+            },
+            APIRoute(
+                "POST", RoutePattern("/v1/plain"), access: .token(["send"]),
+                errorResponse: { e in
+                    ServerResponse(
+                        status: e.status, headers: e.headers,
+                        body: .bytes(JSONValue.object(["ok": false, "code": .string(e.code)]).canonicalBytes))
+                }
+            ) { _, _ in throw APIError(413, "too_large", "the envelope is too large") },
         ]
     }
 }
@@ -182,6 +190,26 @@ struct EchoAPI: APIResource {
         #expect(await api.handle(ServerRequest(method: "GET", path: "/healthz")).status == 200)
         let text = api.metrics.render(outboxPending: 0, devicesByPlatform: [:])
         #expect(text.contains(#"herald_http_requests_total{route="/v1/echo/{word}",code="413"} 1"#))
+        await router.shutdown()
+    }
+
+    @Test func aRouteRendersItsErrorsInItsOwnShape() async throws {
+        let (router, _, home) = try await ServerHarness.makeRouter()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let api = HeraldAPI(router: router, server: ServerHarness.defaults, resources: [EchoAPI()])
+        // The shared check's 401 keeps its status and WWW-Authenticate, in the route's body.
+        let anonymous = await api.handle(ServerRequest(method: "POST", path: "/v1/plain"))
+        #expect(anonymous.status == 401 && anonymous.header("WWW-Authenticate") == "Bearer")
+        #expect(try JSONValue.parse(anonymous.bodyBytes) == ["ok": false, "code": "unauthorized"])
+        let handled = await api.handle(
+            ServerRequest(
+                method: "POST", path: "/v1/plain", headers: ["authorization": "Bearer \(ServerHarness.sender)"]))
+        #expect(handled.status == 413)
+        #expect(try JSONValue.parse(handled.bodyBytes) == ["ok": false, "code": "too_large"])
+        // A 405 belongs to no route: the API's shape.
+        let get = await api.handle(ServerRequest(method: "GET", path: "/v1/plain"))
+        #expect(get.status == 405)
+        #expect(try JSONValue.parse(get.bodyBytes)["error"]?["code"] == "method_not_allowed")
         await router.shutdown()
     }
 
