@@ -148,13 +148,16 @@ struct EchoAPI: APIResource {
             },
             APIRoute(
                 "POST", RoutePattern("/v1/plain"), access: .token(["send"]),
-                errorResponse: { e in
-                    ServerResponse(
-                        status: e.status, headers: e.headers,
-                        body: .bytes(JSONValue.object(["ok": false, "code": .string(e.code)]).canonicalBytes))
-                }
+                errorResponse: EchoAPI.okFalse
             ) { _, _ in throw APIError(413, "too_large", "the envelope is too large") },
         ]
+    }
+
+    /// A relay-style error body: `{"ok":false,"code":…}`, the error's status and headers.
+    @Sendable static func okFalse(_ e: APIError) -> ServerResponse {
+        ServerResponse(
+            status: e.status, headers: e.headers,
+            body: .bytes(JSONValue.object(["ok": false, "code": .string(e.code)]).canonicalBytes))
     }
 }
 
