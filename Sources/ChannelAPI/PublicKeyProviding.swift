@@ -9,11 +9,19 @@ public protocol PublicKeyProviding: Sendable {
 
     /// Where the key is offered besides the two above; nil (the default) for nowhere else.
     var publicKeyOffer: PublicKeyOffer? { get }
+
+    /// Whether this instance has a key at all (a type whose configs differ, as the relay channel's
+    /// protocols, says no for those without one: they are then treated as providing none). The
+    /// default is true.
+    var hasPublicKey: Bool { get }
 }
 
 extension PublicKeyProviding {
     /// No offer of its own: the key is reached by the channel's name only.
     public var publicKeyOffer: PublicKeyOffer? { nil }
+
+    /// Every instance has a key.
+    public var hasPublicKey: Bool { true }
 }
 
 /// A kind of public key offered by a command and a path of its own, for clients that know the

@@ -32,7 +32,9 @@ struct PublicKeysAPI: APIResource {
     /// The path itself (its metrics label) when a configured channel offers its key there.
     static func isOfferPath(_ path: String, _ router: Router) -> String? {
         for spec in router.config.channels {
-            if let p = router.channel(named: spec.name) as? any PublicKeyProviding, p.publicKeyOffer?.path == path {
+            if let p = router.channel(named: spec.name) as? any PublicKeyProviding, p.hasPublicKey,
+                p.publicKeyOffer?.path == path
+            {
                 return path
             }
         }
@@ -65,7 +67,7 @@ public enum PublicKeyLookup {
         guard let channel = router.channel(named: name) else {
             return .failure(PublicKeyLookupError(description: "no channel \(name)"))
         }
-        guard let provider = channel as? any PublicKeyProviding else {
+        guard let provider = channel as? any PublicKeyProviding, provider.hasPublicKey else {
             return .failure(PublicKeyLookupError(description: "channel \(name) does not provide a public key"))
         }
         return .success(provider)
@@ -78,7 +80,7 @@ public enum PublicKeyLookup {
     ) -> Result<(name: String, provider: any PublicKeyProviding, offer: PublicKeyOffer), PublicKeyLookupError> {
         var types: [String] = []
         for spec in router.config.channels {
-            guard let provider = router.channel(named: spec.name) as? any PublicKeyProviding,
+            guard let provider = router.channel(named: spec.name) as? any PublicKeyProviding, provider.hasPublicKey,
                 let made = provider.publicKeyOffer, matches(made)
             else { continue }
             if wanted == nil || wanted == spec.name { return .success((spec.name, provider, made)) }

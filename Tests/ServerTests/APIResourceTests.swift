@@ -20,8 +20,13 @@ struct KeyedChannel: Channel, PublicKeyProviding {
 
     var publicKeyOffer: PublicKeyOffer? { KeyedChannel.offer }
 
+    /// A `keyed` channel configured with `key: none` has none.
+    var hasPublicKey: Bool
+
     static var factory: ChannelFactory {
-        ChannelFactory(type: "keyed", defaultPlatforms: []) { _, _ throws(ConfigError) in KeyedChannel() }
+        ChannelFactory(type: "keyed", defaultPlatforms: []) { config, _ throws(ConfigError) in
+            KeyedChannel(hasPublicKey: try config.string("key") != "none")
+        }
     }
 }
 
@@ -36,7 +41,8 @@ struct KeyedChannel: Channel, PublicKeyProviding {
     /// The router alone (the lookups of `herald keys`), shut down afterwards.
     static func withRouter(_ body: (Router) async throws -> Void) async throws {
         let (router, _, home) = try await ServerHarness.makeRouter(
-            factories: [KeyedChannel.factory], channels: "  first: { type: keyed }\n  second: { type: keyed }")
+            factories: [KeyedChannel.factory],
+            channels: "  keyless: { type: keyed, key: none }\n  first: { type: keyed }\n  second: { type: keyed }")
         defer { try? FileManager.default.removeItem(atPath: home) }
         var failure: (any Error)?
         do { try await body(router) } catch { failure = error }
@@ -69,6 +75,8 @@ struct KeyedChannel: Channel, PublicKeyProviding {
             let fcm = await Self.get(api, "/v1/channels/fcm/public-key")
             #expect(fcm.status == 404)
             #expect(fcm.json?["error"]?["message"] == "channel fcm does not provide a public key")
+            let keyless = await Self.get(api, "/v1/channels/keyless/public-key")
+            #expect(keyless.json?["error"]?["message"] == "channel keyless does not provide a public key")
             let none = await Self.get(api, "/v1/channels/nope/public-key")
             #expect(none.status == 404)
             #expect(none.json?["error"]?["message"] == "no channel nope")
