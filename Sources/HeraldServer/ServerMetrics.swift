@@ -70,39 +70,41 @@ public final class ServerMetrics: Sendable {
     /// The exposition text; `pending` and `devices` are read from the store by the caller.
     public func render(outboxPending: Int, devicesByPlatform: [String: Int]) -> String {
         let s = state.withLock { $0 }
-        var out = ""
-        out += "# HELP herald_notifications_total Notifications accepted through the API.\n"
-        out += "# TYPE herald_notifications_total counter\n"
+        var out = Self.family("herald_notifications_total", "Notifications accepted through the API.", "counter")
         out += "herald_notifications_total \(s.notifications)\n"
-        out += "# HELP herald_deliveries_total Deliveries that reached an outcome.\n"
-        out += "# TYPE herald_deliveries_total counter\n"
-        for (k, v) in s.deliveries.sorted(by: { ($0.key.a, $0.key.b) < ($1.key.a, $1.key.b) }) {
-            out += "herald_deliveries_total{channel=\"\(Self.escape(k.a))\",outcome=\"\(Self.escape(k.b))\"} \(v)\n"
-        }
-        out += "# HELP herald_delivery_duration_seconds Time from planning to a delivery's outcome.\n"
-        out += "# TYPE herald_delivery_duration_seconds histogram\n"
-        for (channel, h) in s.deliveryDurations.sorted(by: { $0.key < $1.key }) {
-            out += Self.histogram("herald_delivery_duration_seconds", label: "channel", value: channel, h)
-        }
-        out += "# HELP herald_outbox_pending Deliveries pending or waiting for a retry.\n"
-        out += "# TYPE herald_outbox_pending gauge\n"
+        out += Self.family("herald_deliveries_total", "Deliveries that reached an outcome.", "counter")
+        out += Self.counters("herald_deliveries_total", labels: ("channel", "outcome"), s.deliveries)
+        out += Self.family(
+            "herald_delivery_duration_seconds", "Time from planning to a delivery's outcome.", "histogram")
+        out += Self.histograms("herald_delivery_duration_seconds", label: "channel", s.deliveryDurations)
+        out += Self.family("herald_outbox_pending", "Deliveries pending or waiting for a retry.", "gauge")
         out += "herald_outbox_pending \(outboxPending)\n"
-        out += "# HELP herald_devices Registered devices.\n"
-        out += "# TYPE herald_devices gauge\n"
+        out += Self.family("herald_devices", "Registered devices.", "gauge")
         for (platform, n) in devicesByPlatform.sorted(by: { $0.key < $1.key }) {
             out += "herald_devices{platform=\"\(Self.escape(platform))\"} \(n)\n"
         }
-        out += "# HELP herald_http_requests_total HTTP requests answered.\n"
-        out += "# TYPE herald_http_requests_total counter\n"
-        for (k, v) in s.requests.sorted(by: { ($0.key.a, $0.key.b) < ($1.key.a, $1.key.b) }) {
-            out += "herald_http_requests_total{route=\"\(Self.escape(k.a))\",code=\"\(k.b)\"} \(v)\n"
-        }
-        out += "# HELP herald_http_request_duration_seconds Time to answer an HTTP request.\n"
-        out += "# TYPE herald_http_request_duration_seconds histogram\n"
-        for (route, h) in s.requestDurations.sorted(by: { $0.key < $1.key }) {
-            out += Self.histogram("herald_http_request_duration_seconds", label: "route", value: route, h)
-        }
+        out += Self.family("herald_http_requests_total", "HTTP requests answered.", "counter")
+        out += Self.counters("herald_http_requests_total", labels: ("route", "code"), s.requests)
+        out += Self.family("herald_http_request_duration_seconds", "Time to answer an HTTP request.", "histogram")
+        out += Self.histograms("herald_http_request_duration_seconds", label: "route", s.requestDurations)
         return out
+    }
+
+    /// The `# HELP` and `# TYPE` lines of a metric family.
+    static func family(_ name: String, _ help: String, _ type: String) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+    }
+
+    /// A counter per label pair, sorted by the pair.
+    static func counters(_ name: String, labels: (String, String), _ counts: [LabelPair: Int]) -> String {
+        counts.sorted { ($0.key.a, $0.key.b) < ($1.key.a, $1.key.b) }.map { k, v in
+            "\(name){\(labels.0)=\"\(escape(k.a))\",\(labels.1)=\"\(escape(k.b))\"} \(v)\n"
+        }.joined()
+    }
+
+    /// A histogram per label value, sorted by the value.
+    static func histograms(_ name: String, label: String, _ histograms: [String: Histogram]) -> String {
+        histograms.sorted { $0.key < $1.key }.map { histogram(name, label: label, value: $0.key, $0.value) }.joined()
     }
 
     static func histogram(_ name: String, label: String, value: String, _ h: Histogram) -> String {

@@ -26,6 +26,7 @@ struct HeraldCLI {
           history [--namespace NS] [--id ID] [--limit N]
           event --id ID [--namespace NS] --kind received|tapped|dismissed|action [--action A] [--device-id D]
           keys vapid [--channel NAME]                print the VAPID public key
+          keys public --channel NAME                 print a channel's public key
 
         config: -c FILE, else $HERALD_CONFIG, ./herald.yaml, $HERALD_HOME/herald.yaml (HERALD_HOME defaults to ~/.herald)
         exit codes: 0 ok, 1 runtime failure, 2 usage, 65 invalid input or config
@@ -270,13 +271,12 @@ struct HeraldCLI {
             }
         case "keys":
             try args.allow(["format", "channel", "rotate"])
-            guard args.positional.count >= 2, args.positional[1] == "vapid" else {
-                throw UsageError("keys needs: vapid")
-            }
+            guard args.positional.count >= 2 else { throw UsageError("keys needs: vapid, or public --channel NAME") }
             return try await withRouter(args) { router in
-                let key = try await KeysCommand.vapid(
-                    router: router, channel: args.value("channel"), rotate: args.flags.contains("rotate"))
-                if format == "json" { output(["applicationServerKey": .string(key)]) } else { print(key) }
+                let (field, key) = try await KeysCommand.key(
+                    args.positional[1], router: router, channel: args.value("channel"),
+                    rotate: args.flags.contains("rotate"))
+                if format == "json" { output([field: .string(key)]) } else { print(key) }
                 return 0
             }
         default:

@@ -77,12 +77,15 @@ struct ServerHarness {
         return ServerHarness(router: router, server: server, fcm: fcm, home: home)
     }
 
-    /// The router alone (for the API without a socket); `store` replaces the config's store.
-    static func makeRouter(store: (@Sendable (String) throws -> any HeraldStore)? = nil) async throws -> (
-        Router, RecordingChannel, String
-    ) {
+    /// The router alone (for the API without a socket); `store` replaces the config's store;
+    /// `factories` and `channels` (YAML lines under `channels:`) add channels.
+    static func makeRouter(
+        store: (@Sendable (String) throws -> any HeraldStore)? = nil, factories: [ChannelFactory] = [],
+        channels: String = ""
+    ) async throws -> (Router, RecordingChannel, String) {
         let fcm = RecordingChannel()
-        var registry = ChannelRegistry([fcm.factory(type: "rec-fcm", platforms: ["phone"]), HookChannel.factory])
+        var registry = ChannelRegistry(
+            [fcm.factory(type: "rec-fcm", platforms: ["phone"]), HookChannel.factory] + factories)
         for p in HeraldChannels.registry.platforms { registry.register(platform: p) }
         if let webpush = HeraldChannels.registry.factory(for: "webpush") { registry.register(webpush) }
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-serve-\(UUID().uuidString)")
@@ -95,6 +98,7 @@ struct ServerHarness {
               fcm: { type: rec-fcm }
               hook: { type: hook }
               webpush: { type: webpush, vapid: { subject: "mailto:ops@example.com" } }
+            \(channels)
             routes:
               default:
                 - deliver: [fcm, hook]

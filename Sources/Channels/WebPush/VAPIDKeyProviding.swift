@@ -17,4 +17,11 @@ extension WebPushChannel: PublicKeyProviding {
     public func publicKey(rotate: Bool) async throws -> String {
         rotate ? try rotateApplicationServerKey() : try applicationServerKey()
     }
+
+    /// `herald keys vapid` (JSON field `applicationServerKey`) and `GET /v1/webpush/vapid-public-key`.
+    public var publicKeyOffer: PublicKeyOffer? { WebPushChannel.vapidOffer }
+
+    /// The offer of every Web Push channel.
+    public static let vapidOffer = PublicKeyOffer(
+        command: "vapid", jsonField: "applicationServerKey", path: "/v1/webpush/vapid-public-key")
 }
