@@ -13,6 +13,8 @@ public final class HeraldAPI: Sendable {
         var server: ServerConfig
         var authenticator: TokenAuthenticator
         var limiter: RateLimiter
+        /// The relay endpoints of `server.relays` (docs/relays.md).
+        var relays: RelayHub
     }
 
     let router: Router
@@ -60,7 +62,8 @@ public final class HeraldAPI: Sendable {
     static func settings(_ server: ServerConfig) -> Settings {
         Settings(
             server: server, authenticator: TokenAuthenticator(tokens: server.tokens),
-            limiter: RateLimiter(perSecond: server.ratePerSecond, burst: server.burst))
+            limiter: RateLimiter(perSecond: server.ratePerSecond, burst: server.burst),
+            relays: RelayHub.lenient(server))
     }
 
     /// Swaps in new tokens, limits and timeouts (SIGHUP); open event streams keep going.
@@ -135,6 +138,13 @@ public final class HeraldAPI: Sendable {
     /// Answers one request; never throws, every failure is a JSON error (§6).
     public func handle(_ request: ServerRequest) async -> ServerResponse {
         let started = now()
+        let (relays, auth) = settings.withLock { ($0.relays, $0.authenticator) }
+        if relays.serves(request.path), !isStopping,
+            let relayed = await relays.handle(request, authenticator: auth, router: router, now: started)
+        {
+            metrics.countRequest(route: request.path, code: relayed.status, seconds: now() - started)
+            return relayed
+        }
         let route = HeraldAPI.match(request.path)
         var response: ServerResponse
         do {

@@ -335,6 +335,7 @@ public enum ConfigLoader {
                 case "header-timeout": server.headerTimeout = try positive(e.value, "server.header-timeout")
                 case "idle-timeout": server.idleTimeout = try positive(e.value, "server.idle-timeout")
                 case "keepalive": server.keepalive = try positive(e.value, "server.keepalive")
+                case "relays": server.relays = e.value
                 case "max-connections":
                     server.maxConnections = try bounded(e.value, "server.max-connections", 1...100_000)
                 case "max-connections-per-client":

@@ -41,6 +41,8 @@ public struct ServerConfig: Sendable {
     public var maxLongPollsPerToken = 32
     /// How often an event stream sends a `: keepalive` comment.
     public var keepalive: Duration = .seconds(15)
+    /// The `relays:` section as written (read by `herald serve`'s relay modules, docs/relays.md); nil: none.
+    public var relays: ConfigNode?
 
     /// The defaults: loopback port 8686, no TLS, 64 KiB bodies, no tokens.
     public init() {}
@@ -117,7 +119,7 @@ public struct TLSFiles: Sendable, Equatable {
 /// One accepted API token: its name, the SHA-256 of its text, what it may reach and do.
 public struct APIToken: Sendable, Equatable {
     /// The scopes of http-api.md §2.
-    public static let knownScopes: Set<String> = ["send", "devices", "events", "read", "metrics"]
+    public static let knownScopes: Set<String> = ["send", "devices", "events", "read", "metrics", "relay"]
 
     /// Shown in logs and metrics, never the token.
     public var name: String

@@ -319,6 +319,11 @@ public final class MicroHTTPServer: Sendable {
         if cut, fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
+    /// The client address recorded when `connection` started ("" when unknown).
+    func clientAddress(of connection: OpaquePointer) -> String {
+        connections.withLock { $0.entries[Int(bitPattern: connection)]?.client ?? "" }
+    }
+
     func connectionClosed(_ connection: OpaquePointer) {
         let key = Int(bitPattern: connection)
         connections.withLock { table in
@@ -420,9 +425,11 @@ public final class MicroHTTPServer: Sendable {
                 return server.reject(.shuttingDown, context: context, on: connection)
             }
             context.state = .handling
-            let request = ServerRequest(
+            var received = ServerRequest(
                 method: context.method, path: context.path, query: context.query, headers: context.headers,
                 body: context.body)
+            received.clientAddress = server.clientAddress(of: connection)
+            let request = received
             context.body = []
             MHD_suspend_connection(connection)
             let key = ObjectIdentifier(context)
