@@ -16,7 +16,9 @@ public struct PreparedPush: Sendable, Equatable {
     public var payload: JSONValue
 
     /// Creates a prepared push.
-    public init(pushType: String = "alert", priority: Int = 10, expiration: Int64 = 0, collapseID: String?, payload: JSONValue) {
+    public init(
+        pushType: String = "alert", priority: Int = 10, expiration: Int64 = 0, collapseID: String?, payload: JSONValue
+    ) {
         self.pushType = pushType
         self.priority = priority
         self.expiration = expiration

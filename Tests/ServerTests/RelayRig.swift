@@ -125,7 +125,8 @@ struct RelayRig {
     /// Runs a script of Tests/ServerTests/Scripts and returns its stdout lines as JSON.
     static func script(_ name: String, _ arguments: [String]) throws -> [JSONValue] {
         let r = try Subprocess.run(
-            executable: "python3", arguments: [ServeProcess.repositoryRoot + "/Tests/ServerTests/Scripts/" + name] + arguments)
+            executable: "python3",
+            arguments: [ServeProcess.repositoryRoot + "/Tests/ServerTests/Scripts/" + name] + arguments)
         guard r.code == 0 else { throw SubprocessError("\(name) exited \(r.code): \(r.stderr)") }
         return try r.stdout.split(separator: "\n").map { try JSONValue.parse(String($0)) }
     }

@@ -36,7 +36,9 @@ struct OpenChamberRelayRequest: Equatable {
         var code: String
         var reason: String
 
-        static func bad(_ code: String, _ reason: String) -> Refusal { Refusal(status: 400, code: code, reason: reason) }
+        static func bad(_ code: String, _ reason: String) -> Refusal {
+            Refusal(status: 400, code: code, reason: reason)
+        }
     }
 
     /// The body as an object.
@@ -62,7 +64,9 @@ struct OpenChamberRelayRequest: Equatable {
     ) throws(Refusal) -> (OpenChamberRelayRequest, Register) {
         let o = try object(body)
         let token = try token(o["token"], "token")
-        guard let platform = o["platform"]?.stringValue else { throw .bad("invalid_request", "platform must be a string") }
+        guard let platform = o["platform"]?.stringValue else {
+            throw .bad("invalid_request", "platform must be a string")
+        }
         guard platform == "ios" else { throw .bad("unsupported_platform", "platform must be \"ios\"") }
         let signed = try verify(
             o, nowMillis: nowMillis, maxSkewMillis: maxSkewMillis

@@ -140,7 +140,8 @@ struct OpenChamberRelayState {
             do { bound = try store.value(forKey: Self.bindingKey(t)) } catch { throw Self.unavailable }
             guard let bound, String(decoding: bound, as: UTF8.self) == serverId else {
                 throw Refusal(
-                    status: 403, code: "token_not_bound", reason: "a token is not bound to this server; register it first")
+                    status: 403, code: "token_not_bound",
+                    reason: "a token is not bound to this server; register it first")
             }
         }
     }
@@ -162,6 +163,8 @@ struct OpenChamberRelayState {
                 return (JSONValue.object(seen).canonicalBytes, true)
             }
         } catch { throw Self.unavailable }
-        guard fresh else { throw Refusal(status: 409, code: "replayed", reason: "this signed request was already used") }
+        guard fresh else {
+            throw Refusal(status: 409, code: "replayed", reason: "this signed request was already used")
+        }
     }
 }

@@ -142,7 +142,8 @@ public struct RelayHub: Sendable {
     }
 
     static func answer(_ r: RelayResponse, extra: [(name: String, value: String)] = []) -> ServerResponse {
-        let headers = [("Content-Type", "application/json")] + r.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let headers =
+            [("Content-Type", "application/json")] + r.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         return ServerResponse(
             status: r.status, headers: headers + extra, body: .bytes(r.body.canonicalBytes + [0x0A]))
     }

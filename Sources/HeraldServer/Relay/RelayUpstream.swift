@@ -14,7 +14,8 @@ enum RelayUpstream {
             return RelayResponse(429, body("rate_limited", r.reason ?? "the provider throttled"), headers: headers)
         }
         if r.status == nil {
-            return RelayResponse(502, body("upstream_unreachable", r.reason ?? "provider unreachable"), headers: headers)
+            return RelayResponse(
+                502, body("upstream_unreachable", r.reason ?? "provider unreachable"), headers: headers)
         }
         return RelayResponse(503, body("upstream_unavailable", r.reason ?? "provider unavailable"), headers: headers)
     }
@@ -23,7 +24,9 @@ enum RelayUpstream {
     /// relay's own credentials or topic (403, or none: a local failure), else 400 with the reason.
     static func failed(_ r: DeliveryResult) -> RelayResponse {
         let reason = r.reason ?? "the provider refused the push"
-        if r.status == 413 || reason.hasPrefix("PayloadTooLarge") { return RelayResponse(413, body("too_large", reason)) }
+        if r.status == 413 || reason.hasPrefix("PayloadTooLarge") {
+            return RelayResponse(413, body("too_large", reason))
+        }
         if r.status == nil || r.status == 403 { return RelayResponse(502, body("upstream_rejected", reason)) }
         return RelayResponse(400, body("rejected", reason))
     }

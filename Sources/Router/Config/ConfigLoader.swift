@@ -349,7 +349,7 @@ public enum ConfigLoader {
                     throw e.keyNode.error(
                         "unknown key '\(e.key)' in server (expected listen, tls, max-body, tokens, rate-limit, metrics, "
                             + "request-timeout, header-timeout, idle-timeout, keepalive, max-connections, "
-                            + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token)")
+                            + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token, relays)")
                 }
             }
             return server
@@ -428,7 +428,7 @@ public enum ConfigLoader {
                 guard let name else { throw item.error("a token needs a name") }
                 guard let hash else { throw item.error("token \(name) needs sha256") }
                 guard let scopes else {
-                    throw item.error("token \(name) needs scopes (send, devices, events, read, metrics)")
+                    throw item.error("token \(name) needs scopes (send, devices, events, read, metrics, relay)")
                 }
                 tokens.append(APIToken(name: name, sha256: hash, namespaces: namespaces, scopes: scopes))
             }
