@@ -31,7 +31,10 @@ struct RelayRig {
     static let readToken = "hrd_read-token"
 
     /// `relays` is the YAML under `server.relays` (indented by four spaces).
-    static func start(apns: FakeHTTPServer, relays: String, withHub: Bool = true) async throws -> RelayRig {
+    /// `store` replaces the relay's SQLite store (`store: { url: … }` for PostgreSQL).
+    static func start(
+        apns: FakeHTTPServer, relays: String, withHub: Bool = true, store: String? = nil
+    ) async throws -> RelayRig {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-relay-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -41,7 +44,7 @@ struct RelayRig {
             "type: apns, key-p8: \(p8), key-id: TESTKEY123, team-id: TEAM123456, topic: com.example.app"
         let text = """
             version: 1
-            store: { path: \(home)/relay.db }
+            store: \(store ?? "{ path: \(home)/relay.db }")
             tls: { ca-file: \(apns.caFile) }
             channels:
               apns: { \(apnsKeys), endpoints: { production: "\(apns.baseURL)", sandbox: "\(apns.baseURL)/sandbox" } }

@@ -349,7 +349,7 @@ public enum ConfigLoader {
                     throw e.keyNode.error(
                         "unknown key '\(e.key)' in server (expected listen, tls, max-body, tokens, rate-limit, metrics, "
                             + "request-timeout, header-timeout, idle-timeout, keepalive, max-connections, "
-                            + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token, relays)")
+                            + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token)")
                 }
             }
             return server

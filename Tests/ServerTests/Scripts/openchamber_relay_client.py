@@ -9,7 +9,8 @@ signing rules Herald's openchamber channel documents (docs/channels/relay.md), w
             publicKeyJwk, ts, sig}, sig over "<ts>.<tokens sorted, joined by ','>.<title>"
   sig = base64url(raw r||s) of ES256; ts = Unix milliseconds; serverId = RFC 7638 thumbprint.
 
-Usage: openchamber_relay_client.py <base-url> <scenario> <hex-token> [<hex-token2>]
+Usage: openchamber_relay_client.py <base-url> <scenario: flow | abuse | two-relays> <hex-token>
+       [<hex-token2> for abuse | <second relay's base-url> for two-relays]
 Prints one JSON line per request: {"step", "status", "body"}, then {"serverId"}.
 """
 import base64
@@ -87,6 +88,14 @@ def main() -> None:
         once = a.send([token])
         post(base, "/v1/push/send", once, "first")
         post(base, "/v1/push/send", once, "replayed")
+    elif scenario == "two-relays":
+        second = sys.argv[4]
+        post(base, "/v1/push/register-token", a.register(token), "register-a-on-1")
+        post(second, "/v1/push/register-token", b.register(token), "register-b-on-2")
+        once = a.send([token])
+        post(base, "/v1/push/send", once, "send-on-1")
+        post(second, "/v1/push/send", once, "replayed-on-2")
+        post(second, "/v1/push/send", a.send([token]), "fresh-on-2")
     print(json.dumps({"serverIdA": a.server_id, "serverIdB": b.server_id}))
 
 
