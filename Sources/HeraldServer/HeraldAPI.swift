@@ -139,9 +139,12 @@ public final class HeraldAPI: Sendable {
     public func handle(_ request: ServerRequest) async -> ServerResponse {
         let started = now()
         let (relays, auth) = settings.withLock { ($0.relays, $0.authenticator) }
-        if relays.serves(request.path), !isStopping,
-            let relayed = await relays.handle(request, authenticator: auth, router: router, now: started)
-        {
+        if relays.serves(request.path) {
+            let relayed =
+                isStopping
+                ? RelayHub.shuttingDown
+                : await relays.handle(request, authenticator: auth, router: router, now: started)
+                    ?? RelayHub.shuttingDown
             metrics.countRequest(route: request.path, code: relayed.status, seconds: now() - started)
             return relayed
         }

@@ -3,6 +3,7 @@ import ChannelSupport
 import Foundation
 import HeraldCrypto
 import HeraldHTTPTesting
+import HeraldMHD
 import Router
 import Testing
 
@@ -161,6 +162,13 @@ struct RelayServeTests {
             #expect(try await rig.apns.requests().count == 2)
             let get = try await RawHTTP.request(port: rig.server.port, "GET", "/v1/push", token: RelayRig.relayToken)
             #expect(get.status == 405)
+            // A stopping server answers 503 with Retry-After (transient for every client), not 404.
+            rig.server.api.beginShutdown()
+            let stopping = await rig.server.api.handle(
+                ServerRequest(
+                    method: "POST", path: "/v1/push", headers: ["authorization": "Bearer \(RelayRig.relayToken)"]))
+            #expect(stopping.status == 503)
+            #expect(stopping.headers.contains { $0.name == "Retry-After" })
         }
     }
 

@@ -56,6 +56,11 @@ public struct RelayHub: Sendable {
     /// start with an invalid section, so this only matters for an API made without one).
     public static func lenient(_ server: ServerConfig) -> RelayHub { (try? RelayHub(server: server)) ?? .empty }
 
+    /// 503 `unavailable` with `Retry-After: 5`: the server is stopping (clients retry it).
+    public static var shuttingDown: ServerResponse {
+        answer(error(503, "unavailable", "shutting down; retry later"), extra: [("Retry-After", "5")])
+    }
+
     /// Whether `path` is a relay route (for the metrics label).
     public func serves(_ path: String) -> Bool { paths[path] != nil }
 
