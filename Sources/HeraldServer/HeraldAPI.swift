@@ -143,7 +143,8 @@ public final class HeraldAPI: Sendable {
             let relayed =
                 isStopping
                 ? RelayHub.shuttingDown
-                : await relays.handle(request, authenticator: auth, router: router, now: started)
+                : await relays.handle(
+                    request, authenticator: auth, router: router, metrics: metrics.relays, now: started)
                     ?? RelayHub.shuttingDown
             metrics.countRequest(route: request.path, code: relayed.status, seconds: now() - started)
             return relayed

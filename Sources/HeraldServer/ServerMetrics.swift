@@ -34,6 +34,8 @@ public final class ServerMetrics: Sendable {
     }
 
     private let state = Locked(State())
+    /// The relay counters (docs/relays.md).
+    public let relays = RelayMetrics()
 
     /// Creates empty metrics.
     public init() {}
@@ -102,7 +104,7 @@ public final class ServerMetrics: Sendable {
         for (route, h) in s.requestDurations.sorted(by: { $0.key < $1.key }) {
             out += Self.histogram("herald_http_request_duration_seconds", label: "route", value: route, h)
         }
-        return out
+        return out + relays.render()
     }
 
     static func histogram(_ name: String, label: String, value: String, _ h: Histogram) -> String {

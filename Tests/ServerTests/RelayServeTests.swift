@@ -135,6 +135,18 @@ struct RelayServeTests {
             let large = try run("too-large")
             #expect(large["status"] == 413)
             #expect(try await rig.apns.requests().isEmpty, "bad input sends nothing")
+
+            let metrics = try await RawHTTP.request(port: rig.server.port, "GET", "/metrics")
+            for line in [
+                #"herald_relay_requests_total{protocol="hapi",code="200"} 1"#,
+                #"herald_relay_requests_total{protocol="hapi",code="400"} 4"#,
+                #"herald_relay_requests_total{protocol="hapi",code="410"} 1"#,
+                #"herald_relay_pushes_total{protocol="hapi",outcome="delivered"} 1"#,
+                #"herald_relay_pushes_total{protocol="hapi",outcome="dead"} 1"#,
+                #"herald_relay_pushes_total{protocol="hapi",outcome="retry"} 1"#,
+            ] {
+                #expect(metrics.text.contains(line + "\n"), "\(line)")
+            }
         }
     }
 

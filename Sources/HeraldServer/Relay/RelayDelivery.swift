@@ -27,13 +27,16 @@ public struct RelayDelivery: Sendable {
     let channel: @Sendable (String) -> (any Channel)?
     let stateStore: @Sendable (String) -> any ChannelStateStore
     let newId: @Sendable () -> String
+    let countPush: @Sendable (DeliveryOutcome) -> Void
 
     /// Creates a facility over channel lookup and store state (``RelayHub`` makes it from the router).
     public init(
         channelName: String, clock: any HeraldClock, channel: @escaping @Sendable (String) -> (any Channel)?,
         stateStore: @escaping @Sendable (String) -> any ChannelStateStore,
-        newId: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() }
+        newId: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() },
+        countPush: @escaping @Sendable (DeliveryOutcome) -> Void = { _ in }
     ) {
+        self.countPush = countPush
         self.channelName = channelName
         self.clock = clock
         self.channel = channel
@@ -56,6 +59,7 @@ public struct RelayDelivery: Sendable {
                 deliveryId: newId())
         }
         let results = await sender.deliver(prepared: push, to: delivery)
+        for r in results { countPush(r.outcome) }
         let byId = Dictionary(results.map { ($0.deliveryId, $0) }, uniquingKeysWith: { a, _ in a })
         return delivery.map { byId[$0.deliveryId] ?? .failed($0, reason: "the channel gave no result") }
     }

@@ -72,7 +72,8 @@ public struct RelayHub: Sendable {
 
     /// Answers `request` when its path is a relay route; nil otherwise (the API answers it).
     public func handle(
-        _ request: ServerRequest, authenticator: TokenAuthenticator, router: Router, now: Double
+        _ request: ServerRequest, authenticator: TokenAuthenticator, router: Router, metrics: RelayMetrics,
+        now: Double
     ) async -> ServerResponse? {
         guard let methods = paths[request.path] else { return nil }
         guard let i = byRoute[RelayRoute(request.method, request.path)] else {
@@ -81,7 +82,20 @@ public struct RelayHub: Sendable {
                 extra: [("Allow", methods.joined(separator: ", "))])
         }
         let entry = entries[i]
+        let name = entry.settings.module.name
+        let response = await handle(
+            request, entry: entry, router: router, authenticator: authenticator, metrics: metrics, now: now)
+        metrics.countRequest(relay: name, code: response.status)
+        return response
+    }
+
+    /// Access, rate limit and the protocol, for a request on one of `entry`'s routes.
+    func handle(
+        _ request: ServerRequest, entry: Entry, router: Router, authenticator: TokenAuthenticator,
+        metrics: RelayMetrics, now: Double
+    ) async -> ServerResponse {
         let route = RelayRoute(request.method, request.path)
+        let name = entry.settings.module.name
         let caller: (key: String, token: APIToken?)
         switch RelayHub.admit(request, access: entry.settings.access, authenticator: authenticator) {
         case .success(let c): caller = c
@@ -94,7 +108,8 @@ public struct RelayHub: Sendable {
         }
         let delivery = RelayDelivery(
             channelName: entry.settings.module.channel, clock: router.clock,
-            channel: { router.channel(named: $0) }, stateStore: { router.store.channelState($0) })
+            channel: { router.channel(named: $0) }, stateStore: { router.store.channelState($0) },
+            countPush: { metrics.countPush(relay: name, outcome: $0.rawValue) })
         let relayRequest = RelayRequest(
             route: route, headers: request.headers, body: request.body, clientAddress: request.clientAddress,
             tokenName: caller.token?.name, scopes: caller.token?.scopes ?? [])
@@ -102,7 +117,7 @@ public struct RelayHub: Sendable {
         if response.status >= 500 {
             router.logger.warning(
                 "relay request failed upstream",
-                ["protocol": entry.settings.module.name, "status": String(response.status)])
+                ["protocol": name, "status": String(response.status)])
         }
         return RelayHub.answer(response)
     }

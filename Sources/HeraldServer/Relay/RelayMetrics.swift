@@ -1,0 +1,51 @@
+import HeraldSync
+
+/// The relay counters of `GET /metrics` (docs/relays.md): requests answered per protocol and code,
+/// and pushes sent per protocol and outcome. Labels are bounded (configured protocols, status codes,
+/// the five outcomes); no token or content.
+public final class RelayMetrics: Sendable {
+    struct Key: Hashable, Comparable {
+        let relay: String
+        let value: String
+
+        static func < (a: Key, b: Key) -> Bool { (a.relay, a.value) < (b.relay, b.value) }
+    }
+
+    private let counts = Locked<(requests: [Key: Int], pushes: [Key: Int])>(([:], [:]))
+
+    /// Creates empty counters.
+    public init() {}
+
+    /// A relay request of `relay` was answered with `code`.
+    public func countRequest(relay: String, code: Int) {
+        counts.withLock { $0.requests[Key(relay: relay, value: String(code)), default: 0] += 1 }
+    }
+
+    /// A push of `relay` reached `outcome` (`delivered`, `dead`, `retry`, `failed`).
+    public func countPush(relay: String, outcome: String) {
+        counts.withLock { $0.pushes[Key(relay: relay, value: outcome), default: 0] += 1 }
+    }
+
+    /// The exposition text (empty until a relay was called).
+    public func render() -> String {
+        let c = counts.withLock { $0 }
+        var out = ""
+        if !c.requests.isEmpty {
+            out += "# HELP herald_relay_requests_total Relay requests answered.\n"
+            out += "# TYPE herald_relay_requests_total counter\n"
+            for (k, v) in c.requests.sorted(by: { $0.key < $1.key }) {
+                out +=
+                    "herald_relay_requests_total{protocol=\"\(ServerMetrics.escape(k.relay))\",code=\"\(k.value)\"} \(v)\n"
+            }
+        }
+        if !c.pushes.isEmpty {
+            out += "# HELP herald_relay_pushes_total Relay pushes that reached an outcome.\n"
+            out += "# TYPE herald_relay_pushes_total counter\n"
+            for (k, v) in c.pushes.sorted(by: { $0.key < $1.key }) {
+                out +=
+                    "herald_relay_pushes_total{protocol=\"\(ServerMetrics.escape(k.relay))\",outcome=\"\(k.value)\"} \(v)\n"
+            }
+        }
+        return out
+    }
+}
