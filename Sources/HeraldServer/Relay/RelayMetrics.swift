@@ -29,22 +29,17 @@ public final class RelayMetrics: Sendable {
     /// The exposition text (empty until a relay was called).
     public func render() -> String {
         let c = counts.withLock { $0 }
-        var out = ""
-        if !c.requests.isEmpty {
-            out += "# HELP herald_relay_requests_total Relay requests answered.\n"
-            out += "# TYPE herald_relay_requests_total counter\n"
-            for (k, v) in c.requests.sorted(by: { $0.key < $1.key }) {
-                out +=
-                    "herald_relay_requests_total{protocol=\"\(ServerMetrics.escape(k.relay))\",code=\"\(k.value)\"} \(v)\n"
-            }
-        }
-        if !c.pushes.isEmpty {
-            out += "# HELP herald_relay_pushes_total Relay pushes that reached an outcome.\n"
-            out += "# TYPE herald_relay_pushes_total counter\n"
-            for (k, v) in c.pushes.sorted(by: { $0.key < $1.key }) {
-                out +=
-                    "herald_relay_pushes_total{protocol=\"\(ServerMetrics.escape(k.relay))\",outcome=\"\(k.value)\"} \(v)\n"
-            }
+        return Self.family("herald_relay_requests_total", "Relay requests answered.", "code", c.requests)
+            + Self.family("herald_relay_pushes_total", "Relay pushes that reached an outcome.", "outcome", c.pushes)
+    }
+
+    /// One counter family, `{protocol, <label>}` per key; empty without samples.
+    static func family(_ name: String, _ help: String, _ label: String, _ samples: [Key: Int]) -> String {
+        guard !samples.isEmpty else { return "" }
+        var out = "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
+        for (k, v) in samples.sorted(by: { $0.key < $1.key }) {
+            out +=
+                "\(name){protocol=\"\(ServerMetrics.escape(k.relay))\",\(label)=\"\(ServerMetrics.escape(k.value))\"} \(v)\n"
         }
         return out
     }
