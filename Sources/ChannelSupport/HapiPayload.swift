@@ -41,6 +41,16 @@ public enum HapiPayload {
         return Base64.encode(nonce + sealed)
     }
 
+    /// The APNs body of a hapi-v1 push: a fixed visible alert (or a silent push), the real content in
+    /// `hapi.e`. The same for Herald's direct `apns` path and for Herald serving hapi's relay.
+    public static func apnsBody(envelope: String, background: Bool = false) -> JSONValue {
+        let aps: JSONValue =
+            background
+            ? ["content-available": 1]
+            : ["mutable-content": 1, "alert": ["title": "HAPI", "body": "New activity"], "sound": "default"]
+        return ["aps": aps, "hapi": ["v": 1, "e": .string(envelope)]]
+    }
+
     /// Opens an envelope (for tests and relays).
     public static func open(envelope: String, key: [UInt8]) throws(CryptoError) -> [UInt8] {
         let bytes = try Base64.decode(envelope)

@@ -3,7 +3,7 @@ import HeraldConsole
 /// One accepted API token: its name, the SHA-256 of its text, what it may reach and do.
 public struct APIToken: Sendable, Equatable {
     /// The scopes of http-api.md §2.
-    public static let knownScopes: Set<String> = ["send", "devices", "events", "read", "metrics"]
+    public static let knownScopes: Set<String> = ["send", "devices", "events", "read", "metrics", "relay"]
 
     /// Shown in logs and metrics, never the token.
     public var name: String

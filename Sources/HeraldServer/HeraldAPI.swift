@@ -13,6 +13,8 @@ public final class HeraldAPI: Sendable {
         var server: ServerConfig
         var authenticator: TokenAuthenticator
         var limiter: RateLimiter
+        /// The relay endpoints of `server.relays` (docs/relays.md).
+        var relays: RelayHub
     }
 
     let router: Router
@@ -64,7 +66,8 @@ public final class HeraldAPI: Sendable {
     static func settings(_ server: ServerConfig) -> Settings {
         Settings(
             server: server, authenticator: TokenAuthenticator(tokens: server.tokens),
-            limiter: RateLimiter(perSecond: server.ratePerSecond, burst: server.burst))
+            limiter: RateLimiter(perSecond: server.ratePerSecond, burst: server.burst),
+            relays: RelayHub.lenient(server))
     }
 
     /// Swaps in new tokens, limits and timeouts (SIGHUP); open event streams keep going.
@@ -108,6 +111,17 @@ public final class HeraldAPI: Sendable {
     /// Answers one request; never throws, every failure is a JSON error (§6).
     public func handle(_ request: ServerRequest) async -> ServerResponse {
         let started = now()
+        let (relays, auth) = settings.withLock { ($0.relays, $0.authenticator) }
+        if relays.serves(request.path) {
+            let relayed =
+                isStopping
+                ? RelayHub.shuttingDown
+                : await relays.handle(
+                    request, authenticator: auth, router: router, metrics: metrics.relays, now: started)
+                    ?? RelayHub.shuttingDown
+            metrics.countRequest(route: request.path, code: relayed.status, seconds: now() - started)
+            return relayed
+        }
         let match = routes.match(method: request.method, path: request.path, api: self)
         var label = "unmatched"
         var route: APIRoute?

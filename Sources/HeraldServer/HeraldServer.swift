@@ -23,6 +23,7 @@ public final class HeraldServer: Sendable {
     public init(router: Router, server: ServerConfig) throws {
         // Handlers and stream writers run on threads of their own (at least 4: a handler may wait on
         // the store), not on the global pool, which the worker and an embedding app share.
+        do { _ = try RelayHub(server: server) } catch { throw ServerError(error.description) }
         let executor = HandlerExecutor(threads: max(4, ProcessInfo.processInfo.activeProcessorCount))
         let api = HeraldAPI(router: router, server: server, executor: executor)
         var options = ServerOptions()

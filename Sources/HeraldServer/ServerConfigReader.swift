@@ -9,7 +9,7 @@ enum ServerConfigReader {
     static let keys = [
         "listen", "tls", "max-body", "tokens", "rate-limit", "metrics", "request-timeout", "header-timeout",
         "idle-timeout", "keepalive", "max-connections", "max-connections-per-client", "max-streams-per-token",
-        "max-long-polls-per-token",
+        "max-long-polls-per-token", "relays",
     ]
 
     /// The section's values over the defaults of ``ServerConfig/init()``.
@@ -69,6 +69,11 @@ enum ServerConfigReader {
         server.maxStreamsPerToken = try section.int("max-streams-per-token", in: limit) ?? server.maxStreamsPerToken
         server.maxLongPollsPerToken =
             try section.int("max-long-polls-per-token", in: limit) ?? server.maxLongPollsPerToken
+        if let n = section["relays"], !n.isNull {
+            server.relays = n
+            // Checked with the rest of the config (validate, start, reload): protocols, keys, access, routes.
+            _ = try RelayHub(server: server)
+        }
         return server
     }
 
@@ -165,7 +170,7 @@ enum ServerConfigReader {
             guard let name else { throw item.error("a token needs a name") }
             guard let hash else { throw item.error("token \(name) needs sha256") }
             guard let scopes else {
-                throw item.error("token \(name) needs scopes (send, devices, events, read, metrics)")
+                throw item.error("token \(name) needs scopes (send, devices, events, read, metrics, relay)")
             }
             tokens.append(APIToken(name: name, sha256: hash, namespaces: namespaces, scopes: scopes))
         }

@@ -34,6 +34,8 @@ public final class ServerMetrics: Sendable {
     }
 
     private let state = Locked(State())
+    /// The relay counters (docs/relays.md).
+    public let relays = RelayMetrics()
 
     /// Creates empty metrics.
     public init() {}
@@ -87,7 +89,7 @@ public final class ServerMetrics: Sendable {
         out += Self.counters("herald_http_requests_total", labels: ("route", "code"), s.requests)
         out += Self.family("herald_http_request_duration_seconds", "Time to answer an HTTP request.", "histogram")
         out += Self.histograms("herald_http_request_duration_seconds", label: "route", s.requestDurations)
-        return out
+        return out + relays.render()
     }
 
     /// The `# HELP` and `# TYPE` lines of a metric family.

@@ -121,7 +121,7 @@ import Testing
             message:
                 "unknown key 'max-conections' in server (expected listen, tls, max-body, tokens, rate-limit, metrics, "
                 + "request-timeout, header-timeout, idle-timeout, keepalive, max-connections, "
-                + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token)"),
+                + "max-connections-per-client, max-streams-per-token, max-long-polls-per-token, relays)"),
     ]
 
     @Test(arguments: cases) func errorsNameTheirPosition(_ c: Case) throws {

@@ -138,34 +138,39 @@ public final class APNsChannel: Channel {
         } catch {
             return request.targets.map { .failed($0, reason: error.reason) }
         }
+        return await send(prepared, to: request.targets)
+    }
+
+    /// Sends a prepared notification to every target; one result per target.
+    func send(_ prepared: APNsPreparedNotification, to targets: [DeliveryTarget]) async -> [DeliveryResult] {
         let token: APNsProviderToken
         do {
             token = try tokens.token()
         } catch {
             logger.error("cannot sign the APNs provider token", ["error": error.message])
-            return request.targets.map { .failed($0, reason: "provider token: \(error.message)") }
+            return targets.map { .failed($0, reason: "provider token: \(error.message)") }
         }
 
         // A cold environment gets one request alone first (APNs allows a single stream until a
         // valid provider token was accepted on the connection).
         var pilots: [Int] = []
         var seen: Set<APNsEnvironment> = warm.withLock { $0 }
-        for (i, t) in request.targets.enumerated() {
+        for (i, t) in targets.enumerated() {
             guard let d = t.device else { continue }
             let env = configuration.environment(for: d)
             if seen.insert(env).inserted { pilots.append(i) }
         }
-        var results = [DeliveryResult?](repeating: nil, count: request.targets.count)
+        var results = [DeliveryResult?](repeating: nil, count: targets.count)
         var configErrors: [String: Int] = [:]
         let pilotSet = Set(pilots)
-        let rest = request.targets.indices.filter { !pilotSet.contains($0) }
+        let rest = targets.indices.filter { !pilotSet.contains($0) }
         for indices in [pilots, rest] {
-            for (i, sent) in await sendAll(indices, request.targets, prepared, token) {
+            for (i, sent) in await sendAll(indices, targets, prepared, token) {
                 results[i] = sent.result
                 if sent.configError, let reason = sent.result.reason { configErrors[reason, default: 0] += 1 }
             }
         }
-        let final = DeliveryBatch.complete(request.targets, results)
+        let final = DeliveryBatch.complete(targets, results)
         reportConfigErrors(configErrors, final)
         return final
     }

@@ -140,11 +140,7 @@ public struct APNsPayloadBuilder: Sendable {
 
     /// The fixed visible part of a hapi-v1 push; the real content travels in `hapi.e`.
     public static func hapiBody(envelope: String, background: Bool = false) -> JSONValue {
-        let aps: JSONValue =
-            background
-            ? ["content-available": 1]
-            : ["mutable-content": 1, "alert": ["title": "HAPI", "body": "New activity"], "sound": "default"]
-        return ["aps": aps, "hapi": ["v": 1, "e": .string(envelope)]]
+        HapiPayload.apnsBody(envelope: envelope, background: background)
     }
 
     /// Headers and payload for `request` at `now`.

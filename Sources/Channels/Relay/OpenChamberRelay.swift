@@ -16,16 +16,16 @@ enum OpenChamberSigning {
     static let batchSize = 100
 
     /// The string register-token signs.
-    static func registerInput(ts: Int64, token: String, platform: String) -> String { "\(ts).\(token).\(platform)" }
+    static func registerInput(ts: Int64, token: String, platform: String) -> String {
+        OpenChamberSignedInput.register(ts: ts, token: token, platform: platform)
+    }
 
     /// `tokens` sorted as JavaScript's default `Array.prototype.sort` does (by UTF-16 code unit).
-    static func sortedForSigning(_ tokens: [String]) -> [String] {
-        tokens.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
-    }
+    static func sortedForSigning(_ tokens: [String]) -> [String] { OpenChamberSignedInput.sortedForSigning(tokens) }
 
     /// The string send signs.
     static func sendInput(ts: Int64, tokens: [String], title: String) -> String {
-        "\(ts).\(sortedForSigning(tokens).joined(separator: ",")).\(title)"
+        OpenChamberSignedInput.send(ts: ts, tokens: tokens, title: title)
     }
 
     /// base64url(raw r‖s) of the ES256 signature over `input`'s UTF-8 bytes.

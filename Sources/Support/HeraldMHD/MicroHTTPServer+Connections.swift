@@ -137,6 +137,11 @@ extension MicroHTTPServer {
         if cut, fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
+    /// The client address recorded when `connection` started ("" when unknown).
+    func clientAddress(of connection: OpaquePointer) -> String {
+        connections.withLock { $0.entries[Int(bitPattern: connection)]?.client ?? "" }
+    }
+
     func connectionClosed(_ connection: OpaquePointer) {
         let key = Int(bitPattern: connection)
         connections.withLock { table in

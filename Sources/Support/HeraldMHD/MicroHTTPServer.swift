@@ -280,9 +280,11 @@ public final class MicroHTTPServer: Sendable {
                 return server.reject(.shuttingDown, context: context, on: connection)
             }
             context.state = .handling
-            let request = ServerRequest(
+            var received = ServerRequest(
                 method: context.method, path: context.path, query: context.query, headers: context.headers,
                 body: context.body)
+            received.clientAddress = server.clientAddress(of: connection)
+            let request = received
             context.body = []
             MHD_suspend_connection(connection)
             let key = ObjectIdentifier(context)

@@ -10,6 +10,8 @@ public struct ServerRequest: Sendable, Equatable {
     public var headers: [String: String]
     /// The request body.
     public var body: [UInt8]
+    /// The client's numeric address as the server saw it ("" when unknown, as for a request made in-process).
+    public var clientAddress = ""
 
     /// Creates a request.
     public init(

@@ -1,0 +1,137 @@
+import ChannelAPI
+import ChannelSupport
+import Foundation
+import HeraldChannels
+import HeraldCrypto
+import HeraldHTTPTesting
+import HeraldServer
+import Router
+import RouterTesting
+
+/// Two Heralds and a fake Apple: the relay (B: `herald serve` with `server.relays` and an `apns`
+/// channel pointed at a loopback HTTP/2 fake APNs) and, when asked, a hub (A: a router whose `relay`
+/// channels, hapi and openchamber, point at B).
+struct RelayRig {
+    let apns: FakeHTTPServer
+    let relay: Router
+    let server: HeraldServer
+    let relayLog: RecordingLogSink
+    let hub: Router?
+    let home: String
+
+    /// B's base URL.
+    var base: String { "http://127.0.0.1:\(server.port)" }
+
+    /// A hex APNs device token.
+    static let token = String(repeating: "ab12", count: 16)
+    /// A hapi pushKey (32 bytes).
+    static let pushKey = Array(UInt8(1)...UInt8(32))
+    /// The bearer token with scope relay, and one without.
+    static let relayToken = "hrd_relay-token"
+    static let readToken = "hrd_read-token"
+
+    /// `relays` is the YAML under `server.relays` (indented by four spaces).
+    /// `store` replaces the relay's SQLite store (`store: { url: … }` for PostgreSQL).
+    static func start(
+        apns: FakeHTTPServer, relays: String, withHub: Bool = true, store: String? = nil
+    ) async throws -> RelayRig {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-relay-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let p8 = home + "/AuthKey.p8"
+        try P256PrivateKey().pemRepresentation.write(toFile: p8, atomically: true, encoding: .utf8)
+        let apnsKeys =
+            "type: apns, key-p8: \(p8), key-id: TESTKEY123, team-id: TEAM123456, topic: com.example.app"
+        let text = """
+            version: 1
+            store: \(store ?? "{ path: \(home)/relay.db }")
+            tls: { ca-file: \(apns.caFile) }
+            channels:
+              apns: { \(apnsKeys), endpoints: { production: "\(apns.baseURL)", sandbox: "\(apns.baseURL)/sandbox" } }
+              direct: { \(apnsKeys), encryption: hapi-v1, endpoints: { production: "\(apns.baseURL)" } }
+            routes:
+              default: []
+              namespaces:
+                direct:
+                  - deliver: [direct]
+            server:
+              tokens:
+                - { name: hub, sha256: \(TokenAuthenticator.sha256Hex(of: relayToken)), scopes: [relay] }
+                - { name: reader, sha256: \(TokenAuthenticator.sha256Hex(of: readToken)), scopes: [read] }
+              relays:
+            \(relays)
+            """
+        let config = try ConfigLoader.parse(text, registry: HeraldChannels.registry)
+        var serverConfig = try ServerConfig(config)
+        serverConfig.port = 0
+        let log = RecordingLogSink()
+        let relay = try await Router(
+            config: config, registry: HeraldChannels.registry, options: RouterOptions(logSink: log))
+        let server = try HeraldServer(router: relay, server: serverConfig)
+        var hub: Router?
+        if withHub {
+            let hubText = """
+                version: 1
+                store: { path: \(home)/hub.db }
+                channels:
+                  hapi: { type: relay, protocol: hapi, url: "http://127.0.0.1:\(server.port)" }
+                  oc: { type: relay, protocol: openchamber, url: "http://127.0.0.1:\(server.port)/v1/push/send" }
+                routes:
+                  default: []
+                  namespaces:
+                    hapi:
+                      - deliver: [hapi]
+                    oc:
+                      - deliver: [oc]
+                """
+            let hubConfig = try ConfigLoader.parse(hubText, registry: HeraldChannels.registry)
+            hub = try await Router(
+                config: hubConfig, registry: HeraldChannels.registry,
+                options: RouterOptions(logSink: RecordingLogSink()))
+        }
+        return RelayRig(apns: apns, relay: relay, server: server, relayLog: log, hub: hub, home: home)
+    }
+
+    func stop() async {
+        await server.stop(grace: .seconds(2))
+        await relay.shutdown()
+        await hub?.shutdown()
+        try? FileManager.default.removeItem(atPath: home)
+    }
+
+    /// Runs `body` with a started rig and a fake APNs, stopping both afterwards.
+    static func with(
+        relays: String, withHub: Bool = true, _ body: (RelayRig) async throws -> Void
+    ) async throws {
+        try await withFakeHTTPServer { apns in
+            let rig = try await RelayRig.start(apns: apns, relays: relays, withHub: withHub)
+            do {
+                try await body(rig)
+            } catch {
+                await rig.stop()
+                throw error
+            }
+            await rig.stop()
+        }
+    }
+
+    /// The APNs answer for every device request.
+    func apnsAnswers(_ status: Int, _ reason: String? = nil, headers: [String: String] = [:]) async throws {
+        try await apns.reset()
+        var h = headers
+        h["apns-id"] = h["apns-id"] ?? "00000000-0000-0000-0000-000000000001"
+        let body = reason.map { Array("{\"reason\":\"\($0)\"}".utf8) } ?? []
+        for prefix in ["/3/device/", "/sandbox/3/device/"] {
+            try await apns.route(prefix, [FakeHTTPResponse(status: status, headers: h, body: body)])
+        }
+    }
+
+    /// Runs a script of Tests/ServerTests/Scripts and returns its stdout lines as JSON.
+    static func script(_ name: String, _ arguments: [String]) throws -> [JSONValue] {
+        let r = try Subprocess.run(
+            executable: "python3",
+            arguments: [ServeProcess.repositoryRoot + "/Tests/ServerTests/Scripts/" + name] + arguments)
+        guard r.code == 0 else { throw SubprocessError("\(name) exited \(r.code): \(r.stderr)") }
+        return try r.stdout.split(separator: "\n").map { try JSONValue.parse(String($0)) }
+    }
+}
