@@ -1,0 +1,52 @@
+import ChannelAPI
+import Foundation
+import HeraldHTTP
+import HeraldSync
+
+extension Router {
+    // MARK: Lifecycle
+
+    /// Records a lifecycle event (received, tapped, dismissed, action) against a notification.
+    @discardableResult
+    public func recordEvent(_ event: ChannelEvent) throws -> LifecycleEvent {
+        let stored = try store.recordEvent(
+            LifecycleEvent(
+                notificationId: event.notificationId, kind: event.kind, actionId: event.actionId,
+                actionData: event.actionData, deviceId: event.deviceId, at: options.clock.now()))
+        hub.emit(.lifecycle(stored))
+        return stored
+    }
+
+    /// Waits for the first `action` event of a notification: returns at once when one was already
+    /// recorded, nil when `timeout` passes first.
+    public func waitForAction(notificationID: String, timeout: Duration) async throws -> LifecycleEvent? {
+        let stream = hub.subscribe()
+        if let e = try store.events(notificationId: notificationID).first(where: { $0.kind == .action }) { return e }
+        guard try store.notification(id: notificationID) != nil else {
+            throw StoreError.unknownNotification(notificationID)
+        }
+        return await Executor.withTimeout(timeout) {
+            for await event in stream {
+                if case .lifecycle(let e) = event, e.notificationId == notificationID, e.kind == .action { return e }
+            }
+            return nil
+        } ?? nil
+    }
+
+    /// An engagement signal: the person looked, so the namespace's pending-tags badge resets.
+    public func engaged(namespace: String) throws { try store.clearBadge(namespace: namespace) }
+
+    /// The namespace's current pending-tags count.
+    public func pendingBadge(namespace: String) throws -> Int { try store.pendingTagCount(namespace: namespace) }
+
+    /// Notifications with their deliveries and events, newest first.
+    public func history(namespace: String? = nil, id: String? = nil, limit: Int = 50) throws -> [HistoryEntry] {
+        try store.history(namespace: namespace, id: id, limit: limit)
+    }
+
+    /// The page of `namespace`'s history after the notification `before` (newest first), read by
+    /// its position: the same cost at any depth. Nil when `before` is not in `namespace`.
+    public func history(namespace: String, before: String, limit: Int = 50) throws -> [HistoryEntry]? {
+        try store.history(namespace: namespace, before: before, limit: limit)
+    }
+}
