@@ -1,4 +1,5 @@
 import APNsChannel
+import ExecChannel
 import ChannelAPI
 import FCMChannel
 import RelayChannel
@@ -16,7 +17,7 @@ public enum HeraldChannels {
     /// The built-in factories.
     public static let factories: [ChannelFactory] = [
         LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory, WebPushChannel.factory, FCMChannel.factory,
-        APNsChannel.factory, RelayChannel.factory,
+        APNsChannel.factory, RelayChannel.factory, ExecChannel.factory,
     ]
 
     /// A registry holding every built-in factory (and the platforms they declare).
