@@ -48,7 +48,7 @@ for line in sys.stdin:
         if mode == "die" and any(t["attempt"] == 1 for t in targets):
             os.kill(os.getpid(), signal.SIGKILL)
         results = [{"deliveryId": t["deliveryId"], "outcome": "delivered", "status": 200} for t in targets]
-        if mode == "garbage":
+        if mode == "garbage" and len(targets) > 1:
             sys.stdout.write("this is not json\n")
             sys.stdout.write("[1, 2]\n")
             send({"id": 99999, "result": {"results": []}})
