@@ -16,8 +16,7 @@ struct ExecBatch: Sendable {
     var problems: [ExecProtocolError]
 
     /// Every target of `targets` answered `retry` with `reason` (the plugin died, timed out, was busy).
-    static func retryAll(_ targets: [DeliveryTarget], reason: String, retryAfter: Duration? = nil) -> [DeliveryResult]
-    {
+    static func retryAll(_ targets: [DeliveryTarget], reason: String, retryAfter: Duration? = nil) -> [DeliveryResult] {
         targets.map { .retry($0, reason: reason, retryAfter: retryAfter) }
     }
 
@@ -34,7 +33,9 @@ struct ExecBatch: Sendable {
                 case .success(let (i, r)):
                     if found[i] != nil {
                         problems.append(
-                            ExecProtocolError(.unknownDelivery, "a second result for delivery \(r.deliveryId) refused"))
+                            ExecProtocolError(
+                                code: .unknownDelivery, message: "a second result for delivery \(r.deliveryId) refused")
+                        )
                     } else {
                         found[i] = r
                     }
@@ -42,7 +43,7 @@ struct ExecBatch: Sendable {
                 }
             }
         } else {
-            problems.append(ExecProtocolError(.wrongShape, "a deliver result needs a \"results\" list"))
+            problems.append(ExecProtocolError(code: .wrongShape, message: "a deliver result needs a \"results\" list"))
         }
         results = zip(targets, found).map { t, r in r ?? .retry(t, reason: ExecBatch.missingReason) }
     }
@@ -52,29 +53,34 @@ struct ExecBatch: Sendable {
         (Int, DeliveryResult), ExecProtocolError
     > {
         guard let id = item["deliveryId"]?.stringValue else {
-            return .failure(ExecProtocolError(.wrongShape, "a result needs a string \"deliveryId\""))
+            return .failure(ExecProtocolError(code: .wrongShape, message: "a result needs a string \"deliveryId\""))
         }
         guard let i = index[id] else {
-            return .failure(ExecProtocolError(.unknownDelivery, "a result for delivery \(id), which is not in the batch"))
+            return .failure(
+                ExecProtocolError(
+                    code: .unknownDelivery, message: "a result for delivery \(id), which is not in the batch"))
         }
         guard let word = item["outcome"]?.stringValue, let outcome = DeliveryOutcome(rawValue: word),
             outcome != .suppressed
         else {
             return .failure(
                 ExecProtocolError(
-                    .wrongShape, "the result for delivery \(id) needs an outcome of delivered, retry, failed or dead"))
+                    code: .wrongShape,
+                    message: "the result for delivery \(id) needs an outcome of delivered, retry, failed or dead"))
         }
         var status: Int?
         if let s = item["status"], !s.isNull {
             guard let n = s.intValue, (100...599).contains(n) else {
-                return .failure(ExecProtocolError(.wrongShape, "the status of delivery \(id) must be 100-599"))
+                return .failure(
+                    ExecProtocolError(code: .wrongShape, message: "the status of delivery \(id) must be 100-599"))
             }
             status = n
         }
         var retryAfter: Duration?
         if let a = item["retryAfter"], !a.isNull {
             guard let seconds = a.numberValue, seconds.isFinite, seconds >= 0 else {
-                return .failure(ExecProtocolError(.wrongShape, "retryAfter of delivery \(id) must be seconds >= 0"))
+                return .failure(
+                    ExecProtocolError(code: .wrongShape, message: "retryAfter of delivery \(id) must be seconds >= 0"))
             }
             retryAfter = .milliseconds(Int64(clamping: min(seconds, 86_400) * 1000))
         }

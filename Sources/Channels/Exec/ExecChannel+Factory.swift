@@ -8,7 +8,8 @@ extension ExecChannel {
     public static let factory = ChannelFactory(type: "exec", defaultPlatforms: ["exec"]) {
         config, context throws(ConfigError) in
         guard let command = try config.stringList("command"), !command.isEmpty, !command[0].isEmpty else {
-            throw config.error(at: "command", "channel \(config.name): command must be a non-empty list (program, arguments…)")
+            throw config.error(
+                at: "command", "channel \(config.name): command must be a non-empty list (program, arguments…)")
         }
         var platforms: [String]?
         var limits = ExecLimits()
@@ -23,8 +24,12 @@ extension ExecChannel {
         limits.maxBatches = try config.int("max-batches", in: 1...1024) ?? limits.maxBatches
         limits.maxLine = try config.int("max-line-bytes", in: 4096...(256 << 20)) ?? limits.maxLine
         var secrets: [String] = []
-        let json = try config.node("config").map { n throws(ConfigError) in try jsonValue(n, secrets: &secrets, secret: false) }
-        guard json == nil || json?.objectValue != nil else { throw config.error(at: "config", "config must be a mapping") }
+        let json = try config.node("config").map { n throws(ConfigError) in
+            try jsonValue(n, secrets: &secrets, secret: false)
+        }
+        guard json == nil || json?.objectValue != nil else {
+            throw config.error(at: "config", "config must be a mapping")
+        }
         if config.offline { return DryRunChannel(name: config.name) }
         let setup = Setup(
             name: config.name, command: command, directory: config.node.baseDirectory, platforms: platforms,

@@ -84,7 +84,9 @@ public final class ExecChannel: Channel {
         }
         var deviceSecrets: [String] = []
         for t in targets {
-            if let d = t.device { deviceSecrets += d.secretValues(extraSecretFields: handshake.secretFields(of: d.platform)) }
+            if let d = t.device {
+                deviceSecrets += d.secretValues(extraSecretFields: handshake.secretFields(of: d.platform))
+            }
         }
         let reply = await connection.request(timeout: setup.limits.timeout, batch: true, secrets: deviceSecrets) { id in
             ExecProtocol.deliver(id: id, request: request)
@@ -101,7 +103,8 @@ public final class ExecChannel: Channel {
                 results = batch.results
             }
         case .timedOut:
-            results = ExecBatch.retryAll(targets, reason: "exec plugin timed out after \(Self.seconds(setup.limits.timeout))")
+            results = ExecBatch.retryAll(
+                targets, reason: "exec plugin timed out after \(Self.seconds(setup.limits.timeout))")
         case .ended(let how):
             results = ExecBatch.retryAll(targets, reason: "\(how) with the batch in flight")
         case .busy(let n):
@@ -113,7 +116,8 @@ public final class ExecChannel: Channel {
     /// Asks the plugin to check (and normalise) the registration.
     public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
         guard case .ready(let connection, _) = await ready() else {
-            throw ValidationError(field: "platform", "channel \(setup.name) cannot check registrations now (see the log)")
+            throw ValidationError(
+                field: "platform", "channel \(setup.name) cannot check registrations now (see the log)")
         }
         let reply = await connection.request(timeout: setup.limits.timeout) { id in
             ExecProtocol.validate(id: id, device: device)
@@ -214,7 +218,7 @@ public final class ExecChannel: Channel {
         do {
             process = try ExecProcess.spawn(setup.command, environment: nil, directory: setup.directory)
         } catch {
-            return .failure(ExecProtocolError(.handshake, error.message))
+            return .failure(ExecProtocolError(code: .handshake, message: error.message))
         }
         let connection = ExecConnection(process: process, logger: logger, limits: setup.limits) { [weak self] c, how in
             self?.ended(c, how)
@@ -228,14 +232,19 @@ public final class ExecChannel: Channel {
         switch reply {
         case .answered(let a):
             if let e = a.error {
-                result = .failure(ExecProtocolError(.handshake, "the plugin refused the handshake: \(e.message)"))
+                result = .failure(
+                    ExecProtocolError(code: .handshake, message: "the plugin refused the handshake: \(e.message)"))
             } else {
                 result = ExecProtocol.handshake(a.result ?? .null, platforms: setup.platforms, configKeys: keys)
             }
         case .timedOut:
-            result = .failure(ExecProtocolError(.handshake, "no handshake answer within \(Self.seconds(setup.limits.handshakeTimeout))"))
-        case .ended(let how): result = .failure(ExecProtocolError(.handshake, "\(how) before the handshake answer"))
-        case .busy: result = .failure(ExecProtocolError(.handshake, "busy"))
+            result = .failure(
+                ExecProtocolError(
+                    code: .handshake,
+                    message: "no handshake answer within \(Self.seconds(setup.limits.handshakeTimeout))"))
+        case .ended(let how):
+            result = .failure(ExecProtocolError(code: .handshake, message: "\(how) before the handshake answer"))
+        case .busy: result = .failure(ExecProtocolError(code: .handshake, message: "busy"))
         }
         switch result {
         case .success(let h): return .success((connection, h))

@@ -160,16 +160,19 @@ final class ExecConnection: Sendable {
 
     // MARK: Reading
 
-    private func readAnswers() {
+    /// Reads `fd` to its end in lines of at most `maxLine` bytes, handing each to `body`, then closes it.
+    private func readLines(_ fd: Int32, maxLine: Int, _ body: (ExecLineBuffer.Piece) -> Void) {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var lines = ExecLineBuffer(maxLine: limits.maxLine)
-        while true {
-            let n = process.read(process.output, into: &buffer)
-            guard n > 0 else { break }
-            for piece in lines.append(buffer[0..<n]) { handle(piece) }
+        var lines = ExecLineBuffer(maxLine: maxLine)
+        while case let n = process.read(fd, into: &buffer), n > 0 {
+            for piece in lines.append(buffer[0..<n]) { body(piece) }
         }
-        if let rest = lines.finish() { handle(.line(rest)) }
-        process.closeReading(process.output)
+        if let rest = lines.finish() { body(.line(rest)) }
+        process.closeReading(fd)
+    }
+
+    private func readAnswers() {
+        readLines(process.output, maxLine: limits.maxLine, handle)
         let how = process.end(grace: limits.grace)
         let reason = "exec plugin \(how)"
         let first = state.withLock { s -> Bool in
@@ -185,7 +188,9 @@ final class ExecConnection: Sendable {
     private func handle(_ piece: ExecLineBuffer.Piece) {
         switch piece {
         case .overlong(let n):
-            refuse(ExecProtocolError(.lineTooLong, "a stdout line over \(limits.maxLine) bytes (\(n) so far) dropped"))
+            refuse(
+                ExecProtocolError(
+                    code: .lineTooLong, message: "a stdout line over \(limits.maxLine) bytes (\(n) so far) dropped"))
         case .line(let bytes):
             guard !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) else { return }
             switch ExecProtocol.answer(bytes) {
@@ -194,7 +199,8 @@ final class ExecConnection: Sendable {
                 guard state.withLock({ $0.pending[answer.id] != nil }) else {
                     refuse(
                         ExecProtocolError(
-                            .unknownId, "an answer to request \(answer.id), which is not in flight (late or made up)"))
+                            code: .unknownId,
+                            message: "an answer to request \(answer.id), which is not in flight (late or made up)"))
                     return
                 }
                 resolve(answer.id, .answered(answer))
@@ -207,17 +213,7 @@ final class ExecConnection: Sendable {
         logger.warning("exec plugin: line refused: \(error.message)", ["problem": error.code.rawValue])
     }
 
-    private func readLog() {
-        var buffer = [UInt8](repeating: 0, count: 1 << 14)
-        var lines = ExecLineBuffer(maxLine: limits.maxLogLine)
-        while true {
-            let n = process.read(process.errors, into: &buffer)
-            guard n > 0 else { break }
-            for piece in lines.append(buffer[0..<n]) { log(piece) }
-        }
-        if let rest = lines.finish() { log(.line(rest)) }
-        process.closeReading(process.errors)
-    }
+    private func readLog() { readLines(process.errors, maxLine: limits.maxLogLine, log) }
 
     private func log(_ piece: ExecLineBuffer.Piece) {
         let secrets = state.withLock { s in s.secrets + s.batchSecrets.values.joined() + s.recentSecrets.joined() }
@@ -226,7 +222,8 @@ final class ExecConnection: Sendable {
         case .line(let bytes):
             scrubbing.warning(String(decoding: bytes, as: UTF8.self), ["stream": "stderr"])
         case .overlong:
-            scrubbing.warning("exec plugin: a stderr line over \(limits.maxLogLine) bytes dropped", ["stream": "stderr"])
+            scrubbing.warning(
+                "exec plugin: a stderr line over \(limits.maxLogLine) bytes dropped", ["stream": "stderr"])
         }
     }
 }

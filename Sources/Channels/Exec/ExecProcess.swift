@@ -61,7 +61,7 @@ final class ExecProcess: Sendable {
             guard pipe(&p) == 0, fcntl(p[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(p[1], F_SETFD, FD_CLOEXEC) == 0 else {
                 if p[0] >= 0 { close(p[0]) }
                 if p[1] >= 0 { close(p[1]) }
-                fds.flatMap { $0 }.forEach { close($0) }
+                for fd in fds.joined() { close(fd) }
                 throw ExecSpawnError(message: "pipe: \(String(cString: strerror(errno)))")
             }
             fds.append(p)
@@ -190,6 +190,6 @@ private let spawning = NSLock()
 private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
     var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
     pointers.append(nil)
-    defer { pointers.forEach { free($0) } }
+    defer { for p in pointers { free(p) } }
     return body(pointers)
 }

@@ -1,36 +1,26 @@
 import ChannelAPI
 
-/// Why a line from an exec plugin was refused, or why its plugin could not be used.
-public struct ExecProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
+/// Why a line from an exec plugin was refused, or why its plugin could not be started: a code for
+/// the log's `problem` field and a sentence that quotes none of the line (it may hold secrets).
+struct ExecProtocolError: Error, Sendable, Equatable {
     /// What kind of problem it is.
-    public enum Code: String, Sendable {
+    enum Code: String, Sendable {
         /// The line is not JSON.
         case notJSON = "not-json"
-        /// The line is JSON but not a message of the protocol (no `id`, neither `result` nor `error`, …).
+        /// Not a message of the protocol: no integer `id`, neither `result` nor `error`, a result
+        /// item without its members.
         case wrongShape = "wrong-shape"
-        /// An answer names a request id no request in flight has.
+        /// An answer to no request in flight (late or made up).
         case unknownId = "unknown-id"
-        /// A result names a delivery that is not in its batch (or names one twice).
+        /// A result for a delivery not in its batch, or a second one.
         case unknownDelivery = "unknown-delivery"
-        /// The line is longer than the channel buffers.
+        /// Longer than the channel buffers.
         case lineTooLong = "line-too-long"
-        /// The handshake was refused (version, platforms, config keys).
+        /// The handshake was refused (version, platforms, config keys) or the plugin did not start.
         case handshake
     }
-
-    /// The kind.
-    public let code: Code
-    /// A sentence for the log.
-    public let message: String
-
-    /// Creates an error.
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    /// `code: message`.
-    public var description: String { "\(code.rawValue): \(message)" }
+    var code: Code
+    var message: String
 }
 
 /// An answer line of the plugin: the request id it answers and its `result` or `error`.
@@ -127,22 +117,25 @@ public enum ExecProtocol {
     static func answer(_ line: [UInt8]) -> Result<ExecAnswer, ExecProtocolError> {
         let value: JSONValue
         do { value = try JSONValue.parse(line) } catch {
-            return .failure(ExecProtocolError(.notJSON, error.description))
+            return .failure(ExecProtocolError(code: .notJSON, message: error.description))
         }
         guard let o = value.objectValue else {
-            return .failure(ExecProtocolError(.wrongShape, "a line must be a JSON object, not \(value.kindName)"))
+            return .failure(
+                ExecProtocolError(code: .wrongShape, message: "a line must be a JSON object, not \(value.kindName)"))
         }
         guard let idValue = o["id"], let id = idValue.intValue, Double(id) == idValue.numberValue else {
-            return .failure(ExecProtocolError(.wrongShape, "an answer needs an integer \"id\""))
+            return .failure(ExecProtocolError(code: .wrongShape, message: "an answer needs an integer \"id\""))
         }
         if let e = o["error"] {
             guard let message = e["message"]?.stringValue ?? e.stringValue else {
-                return .failure(ExecProtocolError(.wrongShape, "\"error\" needs a string \"message\" (id \(id))"))
+                return .failure(
+                    ExecProtocolError(code: .wrongShape, message: "\"error\" needs a string \"message\" (id \(id))"))
             }
             return .success(ExecAnswer(id: id, result: nil, error: (message, e["field"]?.stringValue)))
         }
         guard let result = o["result"] else {
-            return .failure(ExecProtocolError(.wrongShape, "an answer needs \"result\" or \"error\" (id \(id))"))
+            return .failure(
+                ExecProtocolError(code: .wrongShape, message: "an answer needs \"result\" or \"error\" (id \(id))"))
         }
         return .success(ExecAnswer(id: id, result: result, error: nil))
     }
@@ -156,7 +149,7 @@ public enum ExecProtocol {
         ExecHandshake, ExecProtocolError
     > {
         func refuse(_ message: String) -> Result<ExecHandshake, ExecProtocolError> {
-            .failure(ExecProtocolError(.handshake, message))
+            .failure(ExecProtocolError(code: .handshake, message: message))
         }
         guard let v = result["protocol"]?.intValue else { return refuse("the handshake needs an integer \"protocol\"") }
         guard v == version else { return refuse("the plugin speaks protocol \(v); this Herald speaks \(version)") }

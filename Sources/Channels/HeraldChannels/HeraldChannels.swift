@@ -1,6 +1,6 @@
 import APNsChannel
-import ExecChannel
 import ChannelAPI
+import ExecChannel
 import FCMChannel
 import RelayChannel
 import SinkChannels

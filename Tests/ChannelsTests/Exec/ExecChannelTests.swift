@@ -20,7 +20,8 @@ import Testing
             name: "gotify", command: ["python3", script, mode], directory: nil, platforms: ["gotify"],
             config: config, configSecrets: configSecrets)
         limits(&setup.limits)
-        return ExecChannel(setup: setup, clock: clock, logger: ChannelLogger(source: "gotify", sink: logs, clock: clock))
+        return ExecChannel(
+            setup: setup, clock: clock, logger: ChannelLogger(source: "gotify", sink: logs, clock: clock))
     }
 
     static func targets(_ n: Int, attempt: Int = 1, token: String = "tok-0123456789") -> [DeliveryTarget] {
@@ -79,7 +80,10 @@ import Testing
         #expect(results.map(\.outcome) == [.delivered, .delivered, .retry])
         #expect(results[2].reason == ExecBatch.missingReason)
         let problems = logs.all.compactMap { $0.fields["problem"] }
-        #expect(problems.sorted() == ["not-json", "unknown-delivery", "unknown-delivery", "unknown-id", "wrong-shape", "wrong-shape"])
+        #expect(
+            problems.sorted() == [
+                "not-json", "unknown-delivery", "unknown-delivery", "unknown-id", "wrong-shape", "wrong-shape",
+            ])
         #expect(logs.text.contains("a result for delivery not-in-batch, which is not in the batch"))
         // Still running and still matching.
         let again = await c.deliver(Self.request(Self.targets(1)))
@@ -130,7 +134,8 @@ import Testing
         #expect(logs.all.contains { $0.level == .error && $0.message == r[0].reason })
         let crash = Self.channel("crash-start", clock: clock, logs: logs)
         let r2 = await crash.deliver(Self.request(Self.targets(1)))
-        #expect(r2[0].reason == "exec plugin did not start: exec plugin exited with status 3 before the handshake answer")
+        #expect(
+            r2[0].reason == "exec plugin did not start: exec plugin exited with status 3 before the handshake answer")
         let missing = ExecChannel(
             setup: ExecChannel.Setup(
                 name: "m", command: ["/nonexistent/plugin"], directory: nil, platforms: ["gotify"], config: [:],

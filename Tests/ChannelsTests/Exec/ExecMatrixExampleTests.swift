@@ -1,7 +1,7 @@
 import ChannelAPI
 import Foundation
-import HeraldHTTPTesting
 import HeraldChannels
+import HeraldHTTPTesting
 import Router
 import RouterTesting
 import Testing

@@ -15,7 +15,8 @@ import Testing
 
     @Test func deliverLineCarriesNotificationTargetsAndBadge() throws {
         let n = HeraldNotification(id: "n1", title: "Disk full", body: "94%")
-        let line = ExecProtocol.deliver(id: 7, request: DeliveryRequest(notification: n, targets: Self.targets, pendingBadge: 3))
+        let line = ExecProtocol.deliver(
+            id: 7, request: DeliveryRequest(notification: n, targets: Self.targets, pendingBadge: 3))
         #expect(line.last == UInt8(ascii: "\n"))
         #expect(line.dropLast().firstIndex(of: UInt8(ascii: "\n")) == nil)
         let v = try JSONValue.parse(Array(line.dropLast()))
@@ -31,8 +32,14 @@ import Testing
     }
 
     @Test func otherRequestLines() throws {
-        let h = try JSONValue.parse(Array(ExecProtocol.handshake(id: 1, channel: "g", platforms: ["gotify"], config: ["server": "x"]).dropLast()))
-        #expect(h == ["id": 1, "method": "handshake", "protocol": 1, "channel": "g", "platforms": ["gotify"], "config": ["server": "x"]])
+        let h = try JSONValue.parse(
+            Array(
+                ExecProtocol.handshake(id: 1, channel: "g", platforms: ["gotify"], config: ["server": "x"]).dropLast()))
+        #expect(
+            h == [
+                "id": 1, "method": "handshake", "protocol": 1, "channel": "g", "platforms": ["gotify"],
+                "config": ["server": "x"],
+            ])
         let v = try JSONValue.parse(Array(ExecProtocol.validate(id: 2, device: Self.device).dropLast()))
         #expect(v["device"] == Self.device.json)
         #expect(try JSONValue.parse(Array(ExecProtocol.shutdown(id: 3).dropLast())) == ["id": 3, "method": "shutdown"])
@@ -50,8 +57,12 @@ import Testing
         #expect(code(#"{"id":"1","result":{}}"#) == .wrongShape)
         #expect(code(#"{"id":1}"#) == .wrongShape)
         #expect(code(#"{"id":1,"error":{}}"#) == .wrongShape)
-        #expect(ExecProtocol.answer(Array(#"{"id":4,"result":{"x":1}}"#.utf8)) == .success(ExecAnswer(id: 4, result: ["x": 1], error: nil)))
-        guard case .success(let e) = ExecProtocol.answer(Array(#"{"id":5,"error":{"message":"no","field":"room"}}"#.utf8)) else {
+        #expect(
+            ExecProtocol.answer(Array(#"{"id":4,"result":{"x":1}}"#.utf8))
+                == .success(ExecAnswer(id: 4, result: ["x": 1], error: nil)))
+        guard
+            case .success(let e) = ExecProtocol.answer(Array(#"{"id":5,"error":{"message":"no","field":"room"}}"#.utf8))
+        else {
             Issue.record("error answer refused")
             return
         }
@@ -68,10 +79,14 @@ import Testing
         #expect(h.secretFields(of: "gotify") == ["appToken"])
         #expect(h.secretConfigKeys == ["token"])
         func refusal(_ v: JSONValue, platforms: [String] = ["gotify"], keys: [String] = []) -> String? {
-            if case .failure(let e) = ExecProtocol.handshake(v, platforms: platforms, configKeys: keys) { return e.message }
+            if case .failure(let e) = ExecProtocol.handshake(v, platforms: platforms, configKeys: keys) {
+                return e.message
+            }
             return nil
         }
-        #expect(refusal(good, platforms: ["gotify", "matrix"])?.contains("declares platforms [gotify] but the config lists platforms: [gotify, matrix]") == true)
+        #expect(
+            refusal(good, platforms: ["gotify", "matrix"])?.contains(
+                "declares platforms [gotify] but the config lists platforms: [gotify, matrix]") == true)
         #expect(refusal(good, keys: ["colour"])?.contains("unknown key 'colour'") == true)
         var v2 = good.objectValue ?? [:]
         v2["protocol"] = 2
@@ -102,7 +117,8 @@ import Testing
         let shapeless = ExecBatch(result: ["nope": 1], targets: Self.targets)
         #expect(shapeless.results.allSatisfy { $0.outcome == .retry })
         #expect(shapeless.problems.map(\.code) == [.wrongShape])
-        let dead = ExecBatch(result: ["results": [["deliveryId": "a", "outcome": "dead", "status": 404]]], targets: Self.targets)
+        let dead = ExecBatch(
+            result: ["results": [["deliveryId": "a", "outcome": "dead", "status": 404]]], targets: Self.targets)
         #expect(dead.results[0].outcome == .dead)
         #expect(dead.results[0].deviceId == "d1")
     }
