@@ -267,8 +267,18 @@ public final class ExecChannel: Channel {
         if current { logger.error("\(how); it is restarted at the next use, after a backoff") }
     }
 
-    private func stop(_ c: ExecConnection) async {
+    /// A channel released without ``shutdown()`` (the graph of a config that a reload replaced, once
+    /// its deliveries finished) stops its plugin in the background the same way.
+    deinit {
+        guard let c = state.withLock({ $0.connection }) else { return }
         let grace = setup.limits.grace
+        Task.detached { await ExecChannel.stop(c, grace: grace) }
+    }
+
+    private func stop(_ c: ExecConnection) async { await Self.stop(c, grace: setup.limits.grace) }
+
+    /// `shutdown`, stdin closed, then `SIGTERM` and `SIGKILL` `grace` apart, until `c` has ended.
+    private static func stop(_ c: ExecConnection, grace: Duration) async {
         if c.ended == nil {
             _ = await c.request(timeout: grace) { id in ExecProtocol.shutdown(id: id) }
             c.closeInput()

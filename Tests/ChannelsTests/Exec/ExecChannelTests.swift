@@ -174,4 +174,20 @@ import Testing
         #expect(ok.fields == ["appToken": "x"])
         await c.shutdown()
     }
+
+    /// A channel released without `shutdown` (a reload replaced its config) stops its plugin.
+    @Test func aReleasedChannelStopsItsPlugin() async throws {
+        let logs = RecordingLogSink()
+        var c: ExecChannel? = Self.channel("ok", logs: logs)
+        _ = await c?.deliver(Self.request(Self.targets(1)))
+        let pid = try #require(c?.pid)
+        #expect(kill(pid, 0) == 0)
+        c = nil
+        var gone = false
+        for _ in 0..<1000 where !gone {
+            gone = kill(pid, 0) != 0
+            if !gone { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(gone)
+    }
 }
