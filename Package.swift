@@ -95,11 +95,13 @@ let package = Package(
         .target(
             name: "SinkChannels", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
             path: "Sources/Channels/Sinks"),
+        // `type: exec`: a channel in any language, run as a child process (newline-delimited JSON).
+        .target(name: "ExecChannel", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/Exec"),
         .target(
             name: "HeraldChannels",
             dependencies: [
                 "ChannelAPI", "SinkChannels", "WebPushChannel", "FCMChannel", "APNsChannel", "RelayChannel",
-                "TelegramChannel",
+                "TelegramChannel", "ExecChannel",
             ],
             path: "Sources/Channels/HeraldChannels"),
 

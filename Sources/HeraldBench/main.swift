@@ -19,6 +19,7 @@ let usage = """
       libs [SECONDS]                                   library vs hand-written Base64, HKDF, HTTP date, host key
       json [SECONDS]                                   Herald's JSON parser on a notification and a device, ns per parse
       api-reads NOTIFICATIONS DEVICES ROUNDS           before= paging and the summary's store reads, old and new
+      exec TARGETS ROUNDS                              an exec channel whose child answers at once, notifications/s
     """
 
 /// `HERALD_BENCH_COALESCE=0` runs the HTTP benches with ``HTTPClientConfiguration/coalescesWrites`` off,
@@ -30,6 +31,8 @@ func int(_ i: Int) -> Int? { args.count > i ? Int(args[i]) : nil }
 
 do {
     switch args.first {
+    case "exec":
+        print(try await ExecBench.run(targets: int(1) ?? 10_000, rounds: int(2) ?? 20))
     case "crypto":
         print(
             try CryptoBench.run(

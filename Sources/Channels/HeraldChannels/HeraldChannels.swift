@@ -1,5 +1,6 @@
 import APNsChannel
 import ChannelAPI
+import ExecChannel
 import FCMChannel
 import RelayChannel
 import SinkChannels
@@ -16,7 +17,7 @@ public enum HeraldChannels {
     /// The built-in factories.
     public static let factories: [ChannelFactory] = [
         LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory, WebPushChannel.factory, FCMChannel.factory,
-        APNsChannel.factory, RelayChannel.factory,
+        APNsChannel.factory, RelayChannel.factory, ExecChannel.factory,
     ]
 
     /// A registry holding every built-in factory (and the platforms they declare).
