@@ -9,7 +9,7 @@ import Testing
 @Suite("Example READMEs run as written", .serialized)
 struct ExampleReadmeTests {
     static let root = ServeProcess.repositoryRoot
-    static let examples = ["PulseSiteKit", "HubPython", "HubTypeScript", "EmbeddedHub", "NtfyChannel", "web"]
+    static let examples = ["PulseSiteKit", "HubPython", "HubTypeScript", "EmbeddedHub", "NtfyChannel", "web", "exec"]
 
     /// The folder of the binaries under test (`herald`, `EmbeddedHub`).
     static var binaries: String { URL(fileURLWithPath: ServeProcess.binary).deletingLastPathComponent().path }
