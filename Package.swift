@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Router", targets: ["Router"]),
         .library(name: "HeraldChannels", targets: ["HeraldChannels"]),
         .library(name: "RouterTesting", targets: ["RouterTesting"]),
+        .library(name: "ChannelTesting", targets: ["ChannelTesting"]),
         .library(name: "HeraldHTTPTesting", targets: ["HeraldHTTPTesting"]),
         .library(name: "HeraldServer", targets: ["HeraldServer", "HeraldMHD"]),
         .executable(name: "herald", targets: ["herald"]),
@@ -52,7 +53,7 @@ let package = Package(
         .target(
             name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims", "HeraldSync"],
             path: "Sources/Support/HeraldSQLite"),
-        .target(name: "HeraldYAML", dependencies: ["CYAML"], path: "Sources/Support/HeraldYAML"),
+        .target(name: "HeraldYAML", dependencies: ["CYAML", "ChannelAPI"], path: "Sources/Support/HeraldYAML"),
         .target(
             name: "HeraldPostgres", dependencies: ["CLibPQ", "HeraldSync"], path: "Sources/Support/HeraldPostgres"),
         .target(name: "HeraldSodium", dependencies: ["CSodium"], path: "Sources/Support/HeraldSodium"),
@@ -73,7 +74,7 @@ let package = Package(
         // The HTTP API of `herald serve`: request values in, response values out, the router behind.
         .target(
             name: "HeraldServer",
-            dependencies: ["ChannelAPI", "Router", "HeraldMHD", "HeraldCrypto", "HeraldSync", "HeraldConsole"]),
+            dependencies: ["ChannelAPI", "ChannelSupport", "Router", "HeraldMHD", "HeraldCrypto", "HeraldSync", "HeraldConsole"]),
 
         // Built-in channel modules.
         .target(
@@ -118,15 +119,19 @@ let package = Package(
         .target(
             name: "RouterTesting",
             dependencies: [
-                "ChannelAPI", "Router", "HeraldHTTP", "HeraldSync", "HeraldYAML", "HeraldPostgres", "HeraldHTTPTesting",
+                "ChannelAPI", "ChannelTesting", "Router", "HeraldHTTP", "HeraldSync", "HeraldYAML", "HeraldPostgres",
+                "HeraldHTTPTesting",
             ]),
+        // The pure kit a channel author links: conformance, the scripted transport, config from YAML,
+        // clocks and fakes. No store, no PostgreSQL, no Python (`herald channels check` runs it).
+        .target(name: "ChannelTesting", dependencies: ["ChannelAPI", "HeraldYAML", "HeraldSync"]),
         // The loopback HTTP/2 server (its Python is a resource) and the one subprocess runner for tests.
         .target(
             name: "HeraldHTTPTesting", dependencies: ["HeraldSync"],
             resources: [.copy("Resources/fake_http_server.py")]),
 
         // Executables.
-        .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels", "HeraldServer", "HeraldCrypto"]),
+        .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels", "HeraldServer", "HeraldCrypto", "ChannelTesting"]),
         .executableTarget(
             name: "HeraldBench",
             dependencies: [

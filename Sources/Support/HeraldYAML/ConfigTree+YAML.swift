@@ -1,5 +1,4 @@
 import ChannelAPI
-import HeraldYAML
 
 extension ConfigMark {
     /// The position of a YAML mark.

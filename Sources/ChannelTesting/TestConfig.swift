@@ -1,7 +1,6 @@
 import ChannelAPI
 import Foundation
 import HeraldYAML
-import Router
 
 /// Builds a channel's ``ChannelConfig`` from YAML text, as the router does, so a channel author's
 /// tests need no YAML library of their own.
