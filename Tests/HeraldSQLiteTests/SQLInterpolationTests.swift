@@ -60,7 +60,7 @@ import Testing
         #expect(row.string("s") == text)
         #expect(row.int("i") == big)
         #expect(row.double("r") == real)
-        #expect(row.blob("b") == blob)
+        #expect(row.bytes("b") == blob)
         #expect(row["n"] == .null)
         #expect(
             [row.string("ts"), row.string("ti"), row.string("tr"), row.string("tb"), row.string("tn")] == [

@@ -53,7 +53,7 @@ private struct Boom: Error {}
         #expect(row.int("i") == Int64.max)
         #expect(row.double("r") == 3.25)
         #expect(row.string("s") == text)
-        #expect(row.blob("b") == bytes)
+        #expect(row.bytes("b") == bytes)
         #expect(row["n"] == .null)
         #expect(row["missing"] == .null)
         #expect(row[1] == .integer(Int64.max))

@@ -203,31 +203,6 @@ public final class PostgresStore: HeraldStore {
     // MARK: Encoding helpers
 
     static func ms(_ d: Date) -> Int64 { d.millisecondsSince1970 }
-    static func date(_ v: PostgresValue) -> Date? {
-        if case .integer(let i) = v { return Date(timeIntervalSince1970: Double(i) / 1000) }
-        return nil
-    }
-
-    static func decodeDevice(_ row: PostgresRow) throws -> Device {
-        guard let ns = row.string("namespace"), let id = row.string("device_id"), let p = row.string("platform"),
-            let f = row.string("fields"), let fields = try? JSONValue.parse(f).objectValue
-        else { throw StoreError.corrupt("device row") }
-        return Device(namespace: ns, deviceId: id, platform: p, fields: fields, address: row.string("address"))
-    }
-
-    static func decodeDelivery(_ row: PostgresRow) throws -> DeliveryRecord {
-        guard let id = row.string("id"), let nid = row.string("notification_id"), let step = row.int("step"),
-            let pos = row.int("position"), let channel = row.string("channel"),
-            let stateText = row.string("state"), let state = DeliveryState(rawValue: stateText),
-            let updated = date(row["updated_at"])
-        else { throw StoreError.corrupt("delivery row") }
-        return DeliveryRecord(
-            id: id, notificationId: nid, step: Int(step), position: Int(pos), channel: channel,
-            deviceId: row.string("device_id"), platform: row.string("platform"), state: state,
-            attempts: Int(row.int("attempts") ?? 0), nextAttemptAt: date(row["next_attempt_at"]),
-            status: row.int("status").map { Int($0) }, reason: row.string("reason"),
-            providerMessageId: row.string("provider_id"), updatedAt: updated)
-    }
 
     // MARK: Devices
 
@@ -254,11 +229,7 @@ public final class PostgresStore: HeraldStore {
                 """)
             let moving = try AddressClaim.moves(
                 of: device,
-                among: others.map {
-                    DeviceKey(
-                        namespace: $0.string("namespace") ?? "", deviceId: $0.string("device_id") ?? "",
-                        platform: $0.string("platform") ?? "")
-                })
+                among: others.map { $0.deviceKey() })
             for o in moving {
                 moved.append(o.path)
                 _ = try c.run(
@@ -303,11 +274,10 @@ public final class PostgresStore: HeraldStore {
     public func devices(namespace: String?) throws -> [Device] {
         try call {
             guard let namespace else {
-                return try db.query("SELECT * FROM devices ORDER BY namespace, device_id, platform").map(
-                    Self.decodeDevice)
+                return try db.query(PostgresSQL(stringLiteral: StoreSQL.allDevices)).map { try $0.device() }
             }
             return try db.query("SELECT * FROM devices WHERE namespace = \(namespace) ORDER BY device_id, platform")
-                .map(Self.decodeDevice)
+                .map { try $0.device() }
         }
     }
 
@@ -316,7 +286,7 @@ public final class PostgresStore: HeraldStore {
         try call {
             try db.query(
                 "SELECT * FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId) AND platform = \(platform)"
-            ).first.map(Self.decodeDevice)
+            ).first.map { try $0.device() }
         }
     }
 
@@ -420,13 +390,8 @@ public final class PostgresStore: HeraldStore {
     /// See ``HeraldStore``.
     public func notification(id: String) throws -> StoredNotification? {
         try call {
-            guard let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = \(id)").first
-            else { return nil }
-            guard let body = row.string("body"), let n = try? HeraldNotification(storedJSONText: body),
-                let at = Self.date(row["created_at"]),
-                let stepsText = row.string("steps"), let steps = StepRule.list(parsing: stepsText)
-            else { throw StoreError.corrupt("notification \(id)") }
-            return StoredNotification(notification: n, createdAt: at, steps: steps)
+            try db.queryOne("SELECT body, steps, created_at FROM notifications WHERE id = \(id)")?.storedNotification(
+                id: id)
         }
     }
 
@@ -438,7 +403,7 @@ public final class PostgresStore: HeraldStore {
                 SELECT * FROM deliveries WHERE notification_id = \(notificationId)
                 ORDER BY step, position, device_id NULLS FIRST, platform NULLS FIRST
                 """
-            ).map(Self.decodeDelivery)
+            ).map { try $0.delivery() }
         }
     }
 
@@ -486,7 +451,7 @@ public final class PostgresStore: HeraldStore {
                 WHERE d.id = c.id
                 RETURNING d.*
                 """
-            ).map(Self.decodeDelivery).sorted {
+            ).map { try $0.delivery() }.sorted {
                 ($0.deviceId ?? "", $0.platform ?? "") < ($1.deviceId ?? "", $1.platform ?? "")
             }
         }
@@ -508,7 +473,7 @@ public final class PostgresStore: HeraldStore {
                 WHERE d.id = c.id
                 RETURNING d.*
                 """
-            ).map(Self.decodeDelivery).sorted {
+            ).map { try $0.delivery() }.sorted {
                 ($0.nextAttemptAt ?? .distantPast) < ($1.nextAttemptAt ?? .distantPast)
             }
         }
@@ -557,7 +522,7 @@ public final class PostgresStore: HeraldStore {
             let results = Array(try db.pipeline([Self.keyedAccess] + statements.list).dropFirst())
             var removed: [Device] = []
             for index in statements.deletes where index < results.count {
-                removed += try results[index].map(Self.decodeDevice)
+                removed += try results[index].map { try $0.device() }
             }
             return removed
         }
@@ -570,9 +535,7 @@ public final class PostgresStore: HeraldStore {
         let numbers = batch.map { String($0.attempt) }
         let statuses = batch.map { $0.status.map(String.init) }
         let reasons = batch.map(\.reason)
-        let details = batch.map { a -> String? in
-            a.details.isEmpty ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
-        }
+        let details = batch.map(\.detailsText)
         var list: [PostgresSQL] = [
             // Rows are locked in id order by every multi-row write here, so two transactions
             // touching overlapping rows (a renewal and a record) queue instead of deadlocking.
@@ -636,15 +599,11 @@ public final class PostgresStore: HeraldStore {
             deliveries.reserveCapacity(rows.count)
             notifications.reserveCapacity(rows.count)
             for row in rows {
-                let record = try Self.decodeDelivery(row)
+                let record = try row.delivery()
                 deliveries.append(record)
                 if notifications[record.notificationId] == nil {
-                    guard let body = row.string("n_body"), let n = try? HeraldNotification(storedJSONText: body),
-                        let at = Self.date(row["n_created_at"]), let stepsText = row.string("n_steps"),
-                        let steps = StepRule.list(parsing: stepsText)
-                    else { throw StoreError.corrupt("notification \(record.notificationId)") }
-                    notifications[record.notificationId] = StoredNotification(
-                        notification: n, createdAt: at, steps: steps)
+                    notifications[record.notificationId] = try row.storedNotification(
+                        id: record.notificationId, prefix: "n_")
                 }
             }
             deliveries.sort { $0.id < $1.id }
@@ -712,18 +671,14 @@ public final class PostgresStore: HeraldStore {
     /// See ``HeraldStore``.
     public func leaseOwners() throws -> [String] {
         try call {
-            try db.query("SELECT DISTINCT lease_owner FROM deliveries WHERE lease_owner IS NOT NULL").compactMap {
-                $0.string("lease_owner")
-            }
+            try db.query(PostgresSQL(stringLiteral: StoreSQL.leaseOwners)).compactMap { $0.string("lease_owner") }
         }
     }
 
     /// See ``HeraldStore``.
     public func nextDueTime() throws -> Date? {
         try call {
-            try db.query("SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE state = 'retry'").first.flatMap {
-                Self.date($0["t"])
-            }
+            try db.queryOne(PostgresSQL(stringLiteral: StoreSQL.nextDueTime))?.date("t")
         }
     }
 
@@ -731,27 +686,14 @@ public final class PostgresStore: HeraldStore {
     /// plans, see ``keyedAccess``).
     public func outstandingCounts() throws -> (pending: Int, retry: Int) {
         try call {
-            let row = try Self.keyed(
-                db,
-                """
-                SELECT (SELECT COUNT(*) FROM deliveries WHERE state = 'pending') AS p,
-                  (SELECT COUNT(*) FROM deliveries WHERE state = 'retry') AS r
-                """
-            ).first
-            return (Int(row?.int("p") ?? 0), Int(row?.int("r") ?? 0))
+            StoreRows.outstanding(try Self.keyed(db, PostgresSQL(stringLiteral: StoreSQL.outstandingCounts)).first)
         }
     }
 
     /// See ``HeraldStore``.
     public func deliveryCounts() throws -> [DeliveryState: Int] {
         try call {
-            var out: [DeliveryState: Int] = [:]
-            for row in try db.query("SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state") {
-                if let s = row.string("state").flatMap(DeliveryState.init(rawValue:)) {
-                    out[s] = Int(row.int("n") ?? 0)
-                }
-            }
-            return out
+            StoreRows.deliveryCounts(try db.query(PostgresSQL(stringLiteral: StoreSQL.deliveryCounts)))
         }
     }
 
@@ -763,9 +705,7 @@ public final class PostgresStore: HeraldStore {
             try db.transaction { c in
                 guard let n = try c.queryOne("SELECT namespace FROM notifications WHERE id = \(event.notificationId)")
                 else { throw StoreError.unknownNotification(event.notificationId) }
-                let data =
-                    event.actionData.isEmpty
-                    ? nil : JSONValue.object(event.actionData.mapValues { .string($0) }).canonicalString
+                let data = event.actionDataText
                 let row = try c.queryOne(
                     """
                     INSERT INTO events(notification_id, kind, action_id, action_data, device_id, at)
@@ -791,17 +731,8 @@ public final class PostgresStore: HeraldStore {
     /// See ``HeraldStore``.
     public func events(notificationId: String) throws -> [LifecycleEvent] {
         try call {
-            try db.query("SELECT * FROM events WHERE notification_id = \(notificationId) ORDER BY id").map { row in
-                guard let kind = row.string("kind").flatMap(ChannelEvent.Kind.init(rawValue:)),
-                    let at = Self.date(row["at"])
-                else { throw StoreError.corrupt("event row") }
-                var data: [String: String] = [:]
-                if let d = row.string("action_data"), let o = try? JSONValue.parse(d).objectValue {
-                    for (k, v) in o { data[k] = v.stringValue ?? "" }
-                }
-                return LifecycleEvent(
-                    id: row.int("id") ?? 0, notificationId: notificationId, kind: kind,
-                    actionId: row.string("action_id"), actionData: data, deviceId: row.string("device_id"), at: at)
+            try db.query("SELECT * FROM events WHERE notification_id = \(notificationId) ORDER BY id").map {
+                try $0.lifecycleEvent(notificationId: notificationId)
             }
         }
     }
@@ -814,13 +745,7 @@ public final class PostgresStore: HeraldStore {
         var sql: PostgresSQL = "SELECT id FROM notifications"
         if !conditions.isEmpty { sql.append(" WHERE \(conditions.joined(separator: " AND "))") }
         sql.append(" ORDER BY created_at DESC, ord DESC LIMIT \(max(0, limit))")
-        let ids = try call { try db.query(sql).compactMap { $0.string("id") } }
-        return try ids.compactMap { nid -> HistoryEntry? in
-            guard let stored = try notification(id: nid) else { return nil }
-            return HistoryEntry(
-                notification: stored.notification, createdAt: stored.createdAt,
-                deliveries: try deliveries(notificationId: nid), events: try events(notificationId: nid))
-        }
+        return try historyEntries(ids: call { try db.query(sql).compactMap { $0.string("id") } })
     }
 
     /// See ``HeraldStore``: by keyset on (created_at, ord), the order of ``history(namespace:id:limit:)``.
@@ -838,13 +763,7 @@ public final class PostgresStore: HeraldStore {
                 """
             ).compactMap { $0.string("id") }
         }
-        guard let ids else { return nil }
-        return try ids.compactMap { nid -> HistoryEntry? in
-            guard let stored = try notification(id: nid) else { return nil }
-            return HistoryEntry(
-                notification: stored.notification, createdAt: stored.createdAt,
-                deliveries: try deliveries(notificationId: nid), events: try events(notificationId: nid))
-        }
+        return try ids.map(historyEntries(ids:))
     }
 
     /// See ``HeraldStore``: deliveries, attempts, events and event-log entries go with their notification.
@@ -933,20 +852,13 @@ public final class PostgresStore: HeraldStore {
             var sql: PostgresSQL = "SELECT * FROM event_log WHERE sequence > \(after)"
             if let namespaces { sql.append(" AND namespace = ANY(\(textArray: namespaces)::text[])") }
             sql.append(" ORDER BY sequence LIMIT \(max(0, limit))")
-            return try db.query(sql).map { row in
-                guard let seq = row.int("sequence"), let ns = row.string("namespace"), let kind = row.string("kind"),
-                    let nid = row.string("notification_id"), let text = row.string("data"),
-                    let data = try? JSONValue.parse(text), let at = Self.date(row["created_at"])
-                else { throw StoreError.corrupt("event log row") }
-                return EventLogEntry(
-                    sequence: seq, namespace: ns, kind: kind, notificationId: nid, data: data, createdAt: at)
-            }
+            return try db.query(sql).map { try $0.eventLogEntry() }
         }
     }
 
     /// See ``HeraldStore``.
     public func lastEventSequence() throws -> Int64 {
-        try call { try db.query("SELECT MAX(sequence) AS s FROM event_log").first?.int("s") ?? 0 }
+        try call { try db.queryOne(PostgresSQL(stringLiteral: StoreSQL.lastEventSequence))?.int("s") ?? 0 }
     }
 
     // MARK: Wake-ups

@@ -181,31 +181,22 @@ extension SQLiteStore {
         try c.run(insert)
     }
 
-    static func platformCounts(namespace: String?, _ c: SQLiteConnection) throws -> [String: Int] {
-        var counts: [String: Int] = [:]
-        let rows =
-            try namespace.map {
-                try c.query("SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \($0) GROUP BY platform")
-            } ?? c.query("SELECT platform, COUNT(*) AS n FROM devices GROUP BY platform")
-        for row in rows {
-            if let p = row.string("platform"), let n = row.int("n") { counts[p] = Int(n) }
-        }
-        return counts
-    }
-
     /// See ``HeraldStore``: one `GROUP BY` query.
     public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
-        try db.withConnection { c in try SQLiteStore.platformCounts(namespace: namespace, c) }
+        StoreRows.platformCounts(
+            try namespace.map {
+                try db.query("SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \($0) GROUP BY platform")
+            } ?? db.query(SQL(stringLiteral: StoreSQL.platformCounts)))
     }
 
     /// See ``HeraldStore``: the plain key by the primary key, scoped ones by their partial index.
     public func notificationKeys(publicID: String) throws -> [(key: String, namespace: String)] {
-        try db.query(
-            """
-            SELECT id, namespace FROM notifications WHERE id = \(publicID)
-            UNION ALL SELECT id, namespace FROM notifications WHERE public_id = \(publicID)
-            """
-        ).compactMap { row in row.string("id").flatMap { id in row.string("namespace").map { (id, $0) } } }
+        StoreRows.notificationKeys(
+            try db.query(
+                """
+                SELECT id, namespace FROM notifications WHERE id = \(publicID)
+                UNION ALL SELECT id, namespace FROM notifications WHERE public_id = \(publicID)
+                """))
     }
 
     /// See ``HeraldStore``: one indexed probe per exact name, a range of the primary key per prefix.
@@ -234,28 +225,7 @@ extension SQLiteStore {
 
     /// See ``HeraldStore``: the outstanding rows only, one `state =` per part so each uses its partial index.
     public func outstandingCountsByNamespace() throws -> [String: (pending: Int, retry: Int)] {
-        var out: [String: (pending: Int, retry: Int)] = [:]
-        for row in try db.query(
-            """
-            SELECT n.namespace AS namespace, 'pending' AS state, COUNT(*) AS c
-            FROM deliveries d JOIN notifications n ON n.id = d.notification_id WHERE d.state = 'pending'
-            GROUP BY n.namespace
-            UNION ALL
-            SELECT n.namespace AS namespace, 'retry' AS state, COUNT(*) AS c
-            FROM deliveries d JOIN notifications n ON n.id = d.notification_id WHERE d.state = 'retry'
-            GROUP BY n.namespace
-            """)
-        {
-            guard let ns = row.string("namespace") else { continue }
-            var c = out[ns] ?? (0, 0)
-            if row.string("state") == "pending" {
-                c.pending = Int(row.int("c") ?? 0)
-            } else {
-                c.retry = Int(row.int("c") ?? 0)
-            }
-            out[ns] = c
-        }
-        return out
+        StoreRows.outstandingByNamespace(try db.query(SQL(stringLiteral: StoreSQL.outstandingByNamespace)))
     }
 
     /// See ``HeraldStore``: one query for every key, the device ids bound as an `IN` list (the
@@ -286,7 +256,7 @@ extension SQLiteStore {
                 guard let id = row.string("device_id"), let platform = row.string("platform"),
                     wanted.contains(Key(deviceId: id, platform: platform))
                 else { continue }
-                devices.append(try SQLiteStore.decodeDevice(row))
+                devices.append(try row.device())
             }
         }
         return devices
@@ -340,7 +310,7 @@ extension SQLiteStore {
                 var claimed: [DeliveryRecord] = []
                 claimed.reserveCapacity(rows.count)
                 for row in rows {
-                    claimed.append(try SQLiteStore.decodeDelivery(row))
+                    claimed.append(try row.delivery())
                     last = max(last, row.int("page_position") ?? last)
                 }
                 try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
@@ -366,7 +336,7 @@ extension SQLiteStore {
                 WHERE rowid > \(after) AND rowid <= \(hi) AND notification_id = \(notificationId)
                 ORDER BY rowid LIMIT 1000
                 """)
-            for row in rows { try body(try SQLiteStore.decodeDelivery(row)) }
+            for row in rows { try body(try row.delivery()) }
             guard rows.count == 1000, let last = rows.last?.int("page_position") else { return }
             after = last
         }
@@ -443,7 +413,7 @@ extension SQLiteStore {
                 namespace = \(r.namespace) AND device_id = \(r.deviceId) AND platform = \(r.platform)
                   AND (\(r.address) IS NULL OR address IS \(r.address))
                 """
-            for row in try c.query("SELECT * FROM devices WHERE \(match)") { removed.append(try decodeDevice(row)) }
+            for row in try c.query("SELECT * FROM devices WHERE \(match)") { removed.append(try row.device()) }
             try c.run("DELETE FROM devices WHERE \(match)")
         }
         return removed

@@ -357,31 +357,6 @@ public final class SQLiteStore: HeraldStore {
 
     /// A date as stored: milliseconds since 1970.
     static func ms(_ d: Date) -> Int64 { d.millisecondsSince1970 }
-    static func date(_ v: SQLiteValue) -> Date? {
-        if case .integer(let i) = v { return Date(timeIntervalSince1970: Double(i) / 1000) }
-        return nil
-    }
-
-    static func decodeDevice(_ row: SQLiteRow) throws -> Device {
-        guard let ns = row.string("namespace"), let id = row.string("device_id"), let p = row.string("platform"),
-            let f = row.string("fields"), let fields = try? JSONValue.parse(f).objectValue
-        else { throw StoreError.corrupt("device row") }
-        return Device(namespace: ns, deviceId: id, platform: p, fields: fields, address: row.string("address"))
-    }
-
-    static func decodeDelivery(_ row: SQLiteRow) throws -> DeliveryRecord {
-        guard let id = row.string("id"), let nid = row.string("notification_id"), let step = row.int("step"),
-            let pos = row.int("position"), let channel = row.string("channel"),
-            let stateText = row.string("state"), let state = DeliveryState(rawValue: stateText),
-            let updated = date(row["updated_at"])
-        else { throw StoreError.corrupt("delivery row") }
-        return DeliveryRecord(
-            id: id, notificationId: nid, step: Int(step), position: Int(pos), channel: channel,
-            deviceId: row.string("device_id"), platform: row.string("platform"), state: state,
-            attempts: Int(row.int("attempts") ?? 0), nextAttemptAt: date(row["next_attempt_at"]),
-            status: row.int("status").map { Int($0) }, reason: row.string("reason"),
-            providerMessageId: row.string("provider_id"), updatedAt: updated)
-    }
 
     // MARK: Devices
 
@@ -411,11 +386,7 @@ public final class SQLiteStore: HeraldStore {
             // Decided before anything is written: a refusal leaves every registration as it was.
             let moving = try AddressClaim.moves(
                 of: device,
-                among: others.map {
-                    DeviceKey(
-                        namespace: $0.string("namespace") ?? "", deviceId: $0.string("device_id") ?? "",
-                        platform: $0.string("platform") ?? "")
-                })
+                among: others.map { $0.deviceKey() })
             for o in moving {
                 moved.append(o.path)
                 try c.run(
@@ -471,8 +442,7 @@ public final class SQLiteStore: HeraldStore {
     /// See ``HeraldStore``.
     public func devices(namespace: String?) throws -> [Device] {
         guard let namespace else {
-            return try db.query("SELECT * FROM devices ORDER BY namespace, device_id, platform").map(
-                SQLiteStore.decodeDevice)
+            return try db.query(SQL(stringLiteral: StoreSQL.allDevices)).map { try $0.device() }
         }
         let generation = deviceGeneration.load(ordering: .sequentiallyConsistent)
         let version = try db.query("PRAGMA data_version").first?[0]
@@ -484,7 +454,7 @@ public final class SQLiteStore: HeraldStore {
         }
         let devices = try db.query(
             "SELECT * FROM devices WHERE namespace = \(namespace) ORDER BY device_id, platform"
-        ).map(SQLiteStore.decodeDevice)
+        ).map { try $0.device() }
         deviceCache.withLock { cache in
             if cache.count > 64 { cache.removeAll() }
             cache[namespace] = (dataVersion, generation, devices)
@@ -496,7 +466,7 @@ public final class SQLiteStore: HeraldStore {
     public func device(namespace: String, deviceId: String, platform: String) throws -> Device? {
         try db.query(
             "SELECT * FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId) AND platform = \(platform)"
-        ).first.map(SQLiteStore.decodeDevice)
+        ).first.map { try $0.device() }
     }
 
     // MARK: Notifications and outbox
@@ -550,38 +520,24 @@ public final class SQLiteStore: HeraldStore {
         } else {
             rows = try db.query("SELECT * FROM event_log WHERE sequence > \(after) ORDER BY sequence LIMIT \(limit)")
         }
-        return try rows.map { row in
-            guard let sequence = row.int("sequence"), let ns = row.string("namespace"), let kind = row.string("kind"),
-                let nid = row.string("notification_id"), let text = row.string("data"),
-                let data = try? JSONValue.parse(text), let at = SQLiteStore.date(row["created_at"])
-            else { throw StoreError.corrupt("event log row") }
-            return EventLogEntry(
-                sequence: sequence, namespace: ns, kind: kind, notificationId: nid, data: data, createdAt: at)
-        }
+        return try rows.map { try $0.eventLogEntry() }
     }
 
     /// See ``HeraldStore``.
     public func lastEventSequence() throws -> Int64 {
-        try db.queryOne("SELECT MAX(sequence) AS s FROM event_log")?.int("s") ?? 0
+        try db.queryOne(SQL(stringLiteral: StoreSQL.lastEventSequence))?.int("s") ?? 0
     }
 
     /// See ``HeraldStore``.
     public func notification(id: String) throws -> StoredNotification? {
-        guard
-            let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = \(id)").first
-        else { return nil }
-        guard let body = row.string("body"), let n = try? HeraldNotification(storedJSONText: body),
-            let at = SQLiteStore.date(row["created_at"]),
-            let stepsText = row.string("steps"), let steps = StepRule.list(parsing: stepsText)
-        else { throw StoreError.corrupt("notification \(id)") }
-        return StoredNotification(notification: n, createdAt: at, steps: steps)
+        try db.queryOne("SELECT body, steps, created_at FROM notifications WHERE id = \(id)")?.storedNotification(id: id)
     }
 
     /// See ``HeraldStore``.
     public func deliveries(notificationId: String) throws -> [DeliveryRecord] {
         try db.query(
             "SELECT * FROM deliveries WHERE notification_id = \(notificationId) ORDER BY step, position, device_id, platform"
-        ).map(SQLiteStore.decodeDelivery)
+        ).map { try $0.delivery() }
     }
 
     /// See ``HeraldStore``.
@@ -599,7 +555,7 @@ public final class SQLiteStore: HeraldStore {
                       AND (lease_owner IS NULL OR lease_owner = \(owner) OR lease_until < \(SQLiteStore.ms(now)))
                     RETURNING *
                     """
-                ).map(SQLiteStore.decodeDelivery)
+                ).map { try $0.delivery() }
                 try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
                 return claimed
             }
@@ -621,7 +577,7 @@ public final class SQLiteStore: HeraldStore {
                       ORDER BY next_attempt_at LIMIT \(limit))
                     RETURNING *
                     """
-                ).map(SQLiteStore.decodeDelivery)
+                ).map { try $0.delivery() }
                 try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
                 return claimed
             }
@@ -720,8 +676,7 @@ public final class SQLiteStore: HeraldStore {
             var removed: [Device] = []
             var namespaces: [String: String] = [:]
             for a in attempts {
-                let details =
-                    a.details.isEmpty ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
+                let details = a.detailsText
                 let state = a.state.rawValue
                 let updated = try c.query(
                     """
@@ -753,7 +708,7 @@ public final class SQLiteStore: HeraldStore {
                           AND (\(r.address) IS NULL OR address IS \(r.address))
                         """
                     for row in try c.query("SELECT * FROM devices WHERE \(match)") {
-                        removed.append(try SQLiteStore.decodeDevice(row))
+                        removed.append(try row.device())
                     }
                     try c.run("DELETE FROM devices WHERE \(match)")
                 }
@@ -802,37 +757,23 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func leaseOwners() throws -> [String] {
-        try db.query("SELECT DISTINCT lease_owner FROM deliveries WHERE lease_owner IS NOT NULL").compactMap {
-            $0.string("lease_owner")
-        }
+        try db.query(SQL(stringLiteral: StoreSQL.leaseOwners)).compactMap { $0.string("lease_owner") }
     }
 
     /// See ``HeraldStore``.
     public func nextDueTime() throws -> Date? {
-        try db.query("SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE state = 'retry'").first.flatMap {
-            SQLiteStore.date($0["t"])
-        }
+        try db.queryOne(SQL(stringLiteral: StoreSQL.nextDueTime))?.date("t")
     }
 
     /// See ``HeraldStore``.
     public func deliveryCounts() throws -> [DeliveryState: Int] {
-        var out: [DeliveryState: Int] = [:]
-        for row in try db.query("SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state") {
-            if let s = row.string("state").flatMap(DeliveryState.init(rawValue:)) { out[s] = Int(row.int("n") ?? 0) }
-        }
-        return out
+        StoreRows.deliveryCounts(try db.query(SQL(stringLiteral: StoreSQL.deliveryCounts)))
     }
 
     /// See ``HeraldStore``: two counts in the partial indexes of pending and retry rows. (A
     /// `GROUP BY state` sorts every delivery ever stored; a worker ran it after each pass.)
     public func outstandingCounts() throws -> (pending: Int, retry: Int) {
-        let row = try db.query(
-            """
-            SELECT (SELECT COUNT(*) FROM deliveries WHERE state = 'pending') AS p,
-              (SELECT COUNT(*) FROM deliveries WHERE state = 'retry') AS r
-            """
-        ).first
-        return (Int(row?.int("p") ?? 0), Int(row?.int("r") ?? 0))
+        StoreRows.outstanding(try db.queryOne(SQL(stringLiteral: StoreSQL.outstandingCounts)))
     }
 
     // MARK: Lifecycle and history
@@ -847,9 +788,7 @@ public final class SQLiteStore: HeraldStore {
             else {
                 throw StoreError.unknownNotification(event.notificationId)
             }
-            let data =
-                event.actionData.isEmpty
-                ? nil : JSONValue.object(event.actionData.mapValues { .string($0) }).canonicalString
+            let data = event.actionDataText
             try c.run(
                 """
                 INSERT INTO events(notification_id, kind, action_id, action_data, device_id, at)
@@ -867,17 +806,8 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func events(notificationId: String) throws -> [LifecycleEvent] {
-        try db.query("SELECT * FROM events WHERE notification_id = \(notificationId) ORDER BY id").map { row in
-            guard let kind = row.string("kind").flatMap(ChannelEvent.Kind.init(rawValue:)),
-                let at = SQLiteStore.date(row["at"])
-            else { throw StoreError.corrupt("event row") }
-            var data: [String: String] = [:]
-            if let d = row.string("action_data"), let o = try? JSONValue.parse(d).objectValue {
-                for (k, v) in o { data[k] = v.stringValue ?? "" }
-            }
-            return LifecycleEvent(
-                id: row.int("id") ?? 0, notificationId: notificationId, kind: kind, actionId: row.string("action_id"),
-                actionData: data, deviceId: row.string("device_id"), at: at)
+        try db.query("SELECT * FROM events WHERE notification_id = \(notificationId) ORDER BY id").map {
+            try $0.lifecycleEvent(notificationId: notificationId)
         }
     }
 
@@ -889,13 +819,7 @@ public final class SQLiteStore: HeraldStore {
         var sql: SQL = "SELECT id FROM notifications"
         if !conditions.isEmpty { sql.append(" WHERE \(conditions.joined(separator: " AND "))") }
         sql.append(" ORDER BY created_at DESC, rowid DESC LIMIT \(limit)")
-        return try db.query(sql).compactMap { row -> HistoryEntry? in
-            guard let nid = row.string("id"), let stored = try notification(id: nid) else { return nil }
-            return HistoryEntry(
-                notification: stored.notification, createdAt: stored.createdAt,
-                deliveries: try deliveries(notificationId: nid),
-                events: try events(notificationId: nid))
-        }
+        return try historyEntries(ids: db.query(sql).compactMap { $0.string("id") })
     }
 
     /// See ``HeraldStore``: by keyset on (created_at, rowid), the order of the namespace index.
@@ -905,17 +829,13 @@ public final class SQLiteStore: HeraldStore {
                 "SELECT created_at, rowid FROM notifications WHERE id = \(before) AND namespace = \(namespace)"
             ).first, let at = anchor.int("created_at"), let rowid = anchor.int("rowid")
         else { return nil }
-        return try db.query(
-            """
-            SELECT id FROM notifications WHERE namespace = \(namespace) AND (created_at, rowid) < (\(at), \(rowid))
-            ORDER BY created_at DESC, rowid DESC LIMIT \(max(0, limit))
-            """
-        ).compactMap { row -> HistoryEntry? in
-            guard let nid = row.string("id"), let stored = try notification(id: nid) else { return nil }
-            return HistoryEntry(
-                notification: stored.notification, createdAt: stored.createdAt,
-                deliveries: try deliveries(notificationId: nid), events: try events(notificationId: nid))
-        }
+        return try historyEntries(
+            ids: db.query(
+                """
+                SELECT id FROM notifications WHERE namespace = \(namespace) AND (created_at, rowid) < (\(at), \(rowid))
+                ORDER BY created_at DESC, rowid DESC LIMIT \(max(0, limit))
+                """
+            ).compactMap { $0.string("id") })
     }
 
     /// See ``HeraldStore``.
@@ -978,7 +898,7 @@ public final class SQLiteStore: HeraldStore {
             for (key, window) in keys {
                 let row = try c.queryOne(
                     "SELECT at FROM cooldowns WHERE namespace = \(namespace) AND step_key = \(key) AND tag = \(tag)")
-                if let at = row.flatMap({ SQLiteStore.date($0["at"]) }), now.timeIntervalSince(at) < window.timeInterval
+                if let at = row.flatMap({ $0.date("at") }), now.timeIntervalSince(at) < window.timeInterval
                 {
                     hits.insert(key)
                 } else {
@@ -1003,7 +923,7 @@ struct SQLiteChannelState: ChannelStateStore {
     var clock: any HeraldClock { store.clock }
 
     func value(forKey key: String) throws -> [UInt8]? {
-        try db.query("SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key)").first?.blob("value")
+        try db.query("SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key)").first?.bytes("value")
     }
 
     func setValue(_ value: [UInt8]?, forKey key: String) throws {
@@ -1023,7 +943,7 @@ struct SQLiteChannelState: ChannelStateStore {
         try store.checkWritable("save the state of channel \(channel)")
         return try db.transaction { c in
             let current = try c.queryOne("SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key)")?
-                .blob("value")
+                .bytes("value")
             let (newValue, result) = try body(current)
             if let newValue {
                 try c.run(
