@@ -139,12 +139,7 @@ extension PostgresStore {
     /// See ``HeraldStore``: the plain key by the primary key, scoped ones by their partial index.
     public func notificationKeys(publicID: String) throws -> [(key: String, namespace: String)] {
         try call {
-            StoreRows.notificationKeys(
-                try db.query(
-                    """
-                    SELECT id, namespace FROM notifications WHERE id = \(publicID)
-                    UNION ALL SELECT id, namespace FROM notifications WHERE public_id = \(publicID)
-                    """))
+            StoreRows.notificationKeys(try db.query(StoreSQL.notificationKeys(publicID: publicID)))
         }
     }
 
@@ -188,10 +183,8 @@ extension PostgresStore {
             // Two statements rather than `$1 IS NULL OR namespace = $1`, which a prepared statement's
             // generic plan could only answer by scanning every device.
             StoreRows.platformCounts(
-                try namespace.map {
-                    try db.query(
-                        "SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \($0) GROUP BY platform")
-                } ?? db.query(PostgresSQL(stringLiteral: StoreSQL.platformCounts)))
+                try namespace.map { try db.query(StoreSQL.platformCounts(namespace: $0)) }
+                    ?? db.query(PostgresSQL(stringLiteral: StoreSQL.platformCounts)))
         }
     }
 

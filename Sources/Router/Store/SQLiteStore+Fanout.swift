@@ -140,15 +140,8 @@ extension SQLiteStore {
     static func insertNotificationRow(_ n: HeraldNotification, steps: [StepRule], at: Int64, _ c: SQLiteConnection)
         throws
     {
-        let body = n.json.canonicalString
-        let stepsJSON = StepRule.storedText(steps)
         do {
-            try c.run(
-                """
-                INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at, public_id)
-                VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at),
-                  \(NotificationKey.isScoped(n.id) ? NotificationKey.publicID(of: n.id) : nil))
-                """)
+            try c.run(StoreSQL.insertNotification(n, steps: steps, at: at))
         } catch {
             if error.isConstraintViolation { throw StoreError.duplicateNotification(n.id) }
             throw error
@@ -184,19 +177,13 @@ extension SQLiteStore {
     /// See ``HeraldStore``: one `GROUP BY` query.
     public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
         StoreRows.platformCounts(
-            try namespace.map {
-                try db.query("SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \($0) GROUP BY platform")
-            } ?? db.query(SQL(stringLiteral: StoreSQL.platformCounts)))
+            try namespace.map { try db.query(StoreSQL.platformCounts(namespace: $0)) }
+                ?? db.query(SQL(stringLiteral: StoreSQL.platformCounts)))
     }
 
     /// See ``HeraldStore``: the plain key by the primary key, scoped ones by their partial index.
     public func notificationKeys(publicID: String) throws -> [(key: String, namespace: String)] {
-        StoreRows.notificationKeys(
-            try db.query(
-                """
-                SELECT id, namespace FROM notifications WHERE id = \(publicID)
-                UNION ALL SELECT id, namespace FROM notifications WHERE public_id = \(publicID)
-                """))
+        StoreRows.notificationKeys(try db.query(StoreSQL.notificationKeys(publicID: publicID)))
     }
 
     /// See ``HeraldStore``: one indexed probe per exact name, a range of the primary key per prefix.
