@@ -13,7 +13,7 @@ import Testing
         #expect(sql.text == "SELECT ?, ?, ?, ?, ?, ?, ?")
         #expect(
             sql.bindings == [
-                .text("o'neil"), .integer(42), .real(0.5), .blob([0, 255]), .null, .integer(7), .integer(1),
+                .text("o'neil"), .integer(42), .real(0.5), .bytes([0, 255]), .null, .integer(7), .integer(1),
             ])
     }
 

@@ -64,7 +64,7 @@ private struct Boom: Error {}
         try db.run("UPDATE t SET s = \(""), b = \([UInt8]()) WHERE id = \(id)")
         let updated = try #require(try db.query("SELECT s, b, typeof(b) AS kind FROM t").first)
         #expect(updated["s"] == .text(""))
-        #expect(updated["b"] == .blob([]))
+        #expect(updated["b"] == .bytes([]))
         #expect(updated.string("kind") == "blob")
 
         try db.withConnection { connection in

@@ -26,7 +26,9 @@ import Testing
             }
         }
         add(step: 0, position: 1, channel: "sink", device: nil, platform: nil)
-        for d in 0..<600 { add(step: 1, position: 0, channel: "fcm", device: String(format: "d%04d", d), platform: "phone") }
+        for d in 0..<600 {
+            add(step: 1, position: 0, channel: "fcm", device: String(format: "d%04d", d), platform: "phone")
+        }
         return rows
     }
 

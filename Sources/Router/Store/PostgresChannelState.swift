@@ -37,7 +37,7 @@ struct PostgresChannelState: ChannelStateStore {
                 ON CONFLICT DO NOTHING
                 """)
             let current = try c.queryOne(
-"\(StoreSQL.channelState(channel, key: key) as PostgresSQL) FOR UPDATE")?.bytes("value")
+                "\(StoreSQL.channelState(channel, key: key) as PostgresSQL) FOR UPDATE")?.bytes("value")
             let (newValue, result) = try body(current)
             if let newValue {
                 try c.run(

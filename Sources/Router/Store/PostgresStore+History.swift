@@ -46,11 +46,14 @@ extension PostgresStore {
     /// See ``HeraldStore``: by keyset on (created_at, ord), the order of ``history(namespace:id:limit:)``.
     public func history(namespace: String, before: String, limit: Int) throws -> [HistoryEntry]? {
         let ids: [String]? = try call {
-            guard let anchor = try db.queryOne(StoreSQL.historyAnchor(namespace: namespace, id: before, tiebreak: "ord")),
+            guard
+                let anchor = try db.queryOne(StoreSQL.historyAnchor(namespace: namespace, id: before, tiebreak: "ord")),
                 let at = anchor.int("created_at"), let k = anchor.int("k")
             else { return nil }
-            return try db.query(StoreSQL.historyIDs(namespace: namespace, after: (at, k), limit: limit, tiebreak: "ord"))
-                .compactMap { $0.string("id") }
+            return try db.query(
+                StoreSQL.historyIDs(namespace: namespace, after: (at, k), limit: limit, tiebreak: "ord")
+            )
+            .compactMap { $0.string("id") }
         }
         return try ids.map(historyEntries(ids:))
     }
@@ -101,7 +104,8 @@ extension PostgresStore {
                         INSERT INTO cooldowns(namespace, step_key, tag, at) VALUES(\(namespace), \(key), \(tag), \(Int64.min))
                         ON CONFLICT DO NOTHING
                         """)
-                    let row = try c.queryOne("\(StoreSQL.cooldown(namespace: namespace, key: key, tag: tag)) FOR UPDATE")
+                    let row = try c.queryOne(
+                        "\(StoreSQL.cooldown(namespace: namespace, key: key, tag: tag)) FOR UPDATE")
                     if let raw = row?.int("at"), raw != Int64.min,
                         now.timeIntervalSince(Date(timeIntervalSince1970: Double(raw) / 1000)) < window.timeInterval
                     {

@@ -16,15 +16,16 @@ struct SQLiteChannelState: ChannelStateStore {
 
     func setValue(_ value: [UInt8]?, forKey key: String) throws {
         try store.checkWritable("save the state of channel \(channel)")
-        if let value {
-            try db.run(
-                """
-                INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at)
-                VALUES(\(channel), \(key), \(value), \(SQLiteStore.ms(clock.now())))
-                """)
-        } else {
-            try db.run(StoreSQL.removeChannelState(channel, key: key))
-        }
+        try db.run(write(value, forKey: key))
+    }
+
+    /// The statement that stores `value` under `key`, or removes the key when `value` is nil.
+    func write(_ value: [UInt8]?, forKey key: String) -> SQL {
+        guard let value else { return StoreSQL.removeChannelState(channel, key: key) }
+        return """
+            INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at)
+            VALUES(\(channel), \(key), \(value), \(SQLiteStore.ms(clock.now())))
+            """
     }
 
     func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
@@ -33,15 +34,7 @@ struct SQLiteChannelState: ChannelStateStore {
             let current = try c.queryOne(StoreSQL.channelState(channel, key: key))?
                 .bytes("value")
             let (newValue, result) = try body(current)
-            if let newValue {
-                try c.run(
-                    """
-                    INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at)
-                    VALUES(\(channel), \(key), \(newValue), \(SQLiteStore.ms(clock.now())))
-                    """)
-            } else {
-                try c.run(StoreSQL.removeChannelState(channel, key: key))
-            }
+            try c.run(write(newValue, forKey: key))
             return result
         }
     }

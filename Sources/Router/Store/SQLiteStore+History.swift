@@ -43,7 +43,8 @@ extension SQLiteStore {
         guard let anchor = try db.queryOne(StoreSQL.historyAnchor(namespace: namespace, id: before, tiebreak: "rowid")),
             let at = anchor.int("created_at"), let k = anchor.int("k")
         else { return nil }
-        let ids = try db.query(StoreSQL.historyIDs(namespace: namespace, after: (at, k), limit: limit, tiebreak: "rowid"))
+        let ids = try db.query(
+            StoreSQL.historyIDs(namespace: namespace, after: (at, k), limit: limit, tiebreak: "rowid"))
         return try historyEntries(ids: ids.compactMap { $0.string("id") })
     }
 

@@ -31,12 +31,28 @@ extension SQLiteStore {
             """)
     }
 
+    /// Appends the `delivery` entry of a row an update returned (`notification_id, channel,
+    /// device_id`) inside the caller's transaction; `namespaces` caches namespaces for the call.
+    static func appendDeliveryEvent(
+        of row: SQLiteRow, outcome: String, attempt: Int, reason: String?, at: Int64, _ c: SQLiteConnection,
+        namespaces: inout [String: String]
+    ) throws {
+        guard let nid = row.string("notification_id"), let channel = row.string("channel"),
+            let ns = try namespace(of: nid, c, cache: &namespaces)
+        else { return }
+        try appendEvent(
+            c, namespace: ns, kind: "delivery", notificationId: nid,
+            data: EventLogData.delivery(
+                notificationId: nid, channel: channel, deviceId: row.string("device_id"), outcome: outcome,
+                attempt: attempt, reason: reason), at: at)
+    }
+
     /// The namespace of a notification, read inside a transaction (cached per call in `cache`).
     static func namespace(
         of notificationId: String, _ c: SQLiteConnection, cache: inout [String: String]
     ) throws -> String? {
         if let ns = cache[notificationId] { return ns }
-        let ns = try c.queryOne("SELECT namespace FROM notifications WHERE id = \(notificationId)")?.string("namespace")
+        let ns = try c.queryOne(StoreSQL.namespace(of: notificationId))?.string("namespace")
         if let ns { cache[notificationId] = ns }
         return ns
     }
@@ -169,15 +185,9 @@ extension SQLiteStore {
                     RETURNING notification_id, channel, device_id, attempts
                     """)
                 for row in changed {
-                    guard let nid = row.string("notification_id"), let channel = row.string("channel"),
-                        let ns = try SQLiteStore.namespace(of: nid, c, cache: &namespaces)
-                    else { continue }
-                    try SQLiteStore.appendEvent(
-                        c, namespace: ns, kind: "delivery", notificationId: nid,
-                        data: EventLogData.delivery(
-                            notificationId: nid, channel: channel, deviceId: row.string("device_id"),
-                            outcome: "suppressed", attempt: Int(row.int("attempts") ?? 0), reason: reason),
-                        at: SQLiteStore.ms(now))
+                    try SQLiteStore.appendDeliveryEvent(
+                        of: row, outcome: "suppressed", attempt: Int(row.int("attempts") ?? 0), reason: reason,
+                        at: SQLiteStore.ms(now), c, namespaces: &namespaces)
                 }
             }
         }
@@ -223,14 +233,9 @@ extension SQLiteStore {
                     RETURNING notification_id, channel, device_id
                     """)
                 for row in updated {
-                    guard let nid = row.string("notification_id"), let channel = row.string("channel"),
-                        let ns = try SQLiteStore.namespace(of: nid, c, cache: &namespaces)
-                    else { continue }
-                    try SQLiteStore.appendEvent(
-                        c, namespace: ns, kind: "delivery", notificationId: nid,
-                        data: EventLogData.delivery(
-                            notificationId: nid, channel: channel, deviceId: row.string("device_id"),
-                            outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason), at: at)
+                    try SQLiteStore.appendDeliveryEvent(
+                        of: row, outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason, at: at, c,
+                        namespaces: &namespaces)
                 }
                 try c.run(
                     """

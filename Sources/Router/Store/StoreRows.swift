@@ -77,7 +77,7 @@ extension SQLRow {
 /// What the SQL stores build from rows of several records: the same on every database.
 enum StoreRows {
     /// Counts by state from `state, n` rows (`GROUP BY state`).
-    static func deliveryCounts<V>(_ rows: [SQLRow<V>]) -> [DeliveryState: Int] {
+    static func deliveryCounts(_ rows: [SQLRow]) -> [DeliveryState: Int] {
         var out: [DeliveryState: Int] = [:]
         for row in rows {
             if let s = row.string("state").flatMap(DeliveryState.init(rawValue:)) { out[s] = Int(row.int("n") ?? 0) }
@@ -86,7 +86,7 @@ enum StoreRows {
     }
 
     /// Outstanding counts by namespace from `namespace, state, c` rows.
-    static func outstandingByNamespace<V>(_ rows: [SQLRow<V>]) -> [String: (pending: Int, retry: Int)] {
+    static func outstandingByNamespace(_ rows: [SQLRow]) -> [String: (pending: Int, retry: Int)] {
         var out: [String: (pending: Int, retry: Int)] = [:]
         for row in rows {
             guard let ns = row.string("namespace") else { continue }
@@ -99,7 +99,7 @@ enum StoreRows {
     }
 
     /// Device counts by platform from `platform, n` rows.
-    static func platformCounts<V>(_ rows: [SQLRow<V>]) -> [String: Int] {
+    static func platformCounts(_ rows: [SQLRow]) -> [String: Int] {
         var counts: [String: Int] = [:]
         for row in rows {
             if let p = row.string("platform"), let n = row.int("n") { counts[p] = Int(n) }
@@ -108,12 +108,12 @@ enum StoreRows {
     }
 
     /// `(key, namespace)` pairs from `id, namespace` rows.
-    static func notificationKeys<V>(_ rows: [SQLRow<V>]) -> [(key: String, namespace: String)] {
+    static func notificationKeys(_ rows: [SQLRow]) -> [(key: String, namespace: String)] {
         rows.compactMap { row in row.string("id").flatMap { id in row.string("namespace").map { (id, $0) } } }
     }
 
     /// The `pending` and `retry` counts of a `p, r` row.
-    static func outstanding<V>(_ row: SQLRow<V>?) -> (pending: Int, retry: Int) {
+    static func outstanding(_ row: SQLRow?) -> (pending: Int, retry: Int) {
         (Int(row?.int("p") ?? 0), Int(row?.int("r") ?? 0))
     }
 }

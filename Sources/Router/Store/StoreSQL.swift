@@ -63,8 +63,11 @@ enum StoreSQL {
 
     /// Removes one device by id (on one platform, or all of them when `platform` is nil).
     static func removeDevice<D>(namespace: String, deviceId: String, platform: String?) -> SQLStatement<D> {
-        guard let platform else { return "DELETE FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId)" }
-        return "DELETE FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId) AND platform = \(platform)"
+        guard let platform else {
+            return "DELETE FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId)"
+        }
+        return
+            "DELETE FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId) AND platform = \(platform)"
     }
 
     /// Removes the devices of a namespace at an address.
@@ -209,7 +212,9 @@ enum StoreSQL {
 
     /// `id`: the notifications of a namespace after an anchor (``historyAnchor(namespace:id:tiebreak:)``)
     /// in the history order, by keyset on `(created_at, tiebreak)`.
-    static func historyIDs<D>(namespace: String, after anchor: (at: Int64, k: Int64), limit: Int, tiebreak: SQLStatement<D>)
+    static func historyIDs<D>(
+        namespace: String, after anchor: (at: Int64, k: Int64), limit: Int, tiebreak: SQLStatement<D>
+    )
         -> SQLStatement<D>
     {
         """

@@ -1,23 +1,14 @@
-/// A value bound to a statement parameter or read from a result column.
+import HeraldSQL
+
+/// A value bound to a statement parameter or read from a result column: HeraldSQL's shared value.
 ///
 /// Parameters are sent in PostgreSQL's text format (the server converts them to the column type);
 /// results are read in text format and typed by the column's type: `int2`/`int4`/`int8` become
 /// ``integer(_:)``, `float4`/`float8`/`numeric` ``real(_:)``, `bool` ``bool(_:)``, `bytea`
 /// ``bytes(_:)`` and everything else ``text(_:)``.
-public enum PostgresValue: Sendable, Equatable, Hashable {
-    /// SQL `NULL`.
-    case null
-    /// A 64-bit integer.
-    case integer(Int64)
-    /// A double.
-    case real(Double)
-    /// A boolean.
-    case bool(Bool)
-    /// Text.
-    case text(String)
-    /// Bytes (`bytea`).
-    case bytes([UInt8])
+public typealias PostgresValue = SQLValue
 
+extension SQLValue {
     /// The text-format parameter value, or nil for `NULL`.
     var parameterText: String? {
         switch self {
@@ -26,7 +17,7 @@ public enum PostgresValue: Sendable, Equatable, Hashable {
         case .real(let v): return "\(v)"
         case .bool(let v): return v ? "t" : "f"
         case .text(let v): return v
-        case .bytes(let v): return PostgresValue.hex(v)
+        case .bytes(let v): return SQLValue.hex(v)
         }
     }
 

@@ -3,23 +3,21 @@
 /// HeraldSQLite's `SQLiteDialect` writes `?` and binds booleans as integers; HeraldPostgres's
 /// `PostgresDialect` numbers its parameters `$1`, `$2`, … and has booleans of its own.
 public protocol SQLDialect: Sendable {
-    /// The values bound to parameters and read from result columns.
-    associatedtype Value: SQLColumnValue
     /// The byte written into the statement's UTF-8 text for each parameter: the placeholder
     /// itself, or a byte that never occurs in UTF-8 (0xFF) that ``text(of:)`` replaces.
     static var placeholder: UInt8 { get }
     /// The statement text from its UTF-8 bytes (with one ``placeholder`` per parameter).
     static func text(of utf8: [UInt8]) -> String
     /// Binds text.
-    static func bind(_ value: String) -> Value
+    static func bind(_ value: String) -> SQLValue
     /// Binds an integer.
-    static func bind(_ value: Int64) -> Value
+    static func bind(_ value: Int64) -> SQLValue
     /// Binds a double.
-    static func bind(_ value: Double) -> Value
+    static func bind(_ value: Double) -> SQLValue
     /// Binds a boolean.
-    static func bind(_ value: Bool) -> Value
+    static func bind(_ value: Bool) -> SQLValue
     /// Binds bytes (an empty array binds empty bytes, not `NULL`).
-    static func bind(_ value: [UInt8]) -> Value
+    static func bind(_ value: [UInt8]) -> SQLValue
 }
 
 extension SQLDialect {
@@ -30,7 +28,7 @@ extension SQLDialect {
 /// A Swift value that binds to one parameter of an ``SQLStatement`` of any dialect.
 public protocol SQLBindable {
     /// The value bound for this Swift value in `dialect`.
-    func sqlValue<D: SQLDialect>(in dialect: D.Type) -> D.Value
+    func sqlValue<D: SQLDialect>(in dialect: D.Type) -> SQLValue
 }
 
 /// One SQL statement (or a fragment of one) with the values bound to its parameters, in the
@@ -45,7 +43,7 @@ public protocol SQLBindable {
 /// ```
 ///
 /// Values are anything ``SQLBindable`` (`String`, `Int`, `Int64`, `Double`, `Bool`, `[UInt8]`, and
-/// optionals of them: `nil` binds `NULL`) or the dialect's own value. Interpolating another
+/// optionals of them: `nil` binds `NULL`) or an ``SQLValue``. Interpolating another
 /// statement embeds its text and its bindings (for conditions and rows built in a loop);
 /// `\(list: values)` writes one parameter per value, comma-separated, for an `IN (…)` list. Only
 /// literals are SQL text (the literal type is `StaticString`): text made at run time cannot become a
@@ -60,7 +58,7 @@ public struct SQLStatement<Dialect: SQLDialect>: Sendable, Hashable, Expressible
     /// The UTF-8 bytes of the text, with ``SQLDialect/placeholder`` for each parameter.
     public private(set) var utf8: [UInt8]
     /// The values bound to the parameters, in order.
-    public private(set) var bindings: [Dialect.Value]
+    public private(set) var bindings: [SQLValue]
 
     /// The SQL text, with the dialect's placeholders.
     public var text: String { Dialect.text(of: utf8) }
@@ -112,7 +110,7 @@ public struct SQLStatement<Dialect: SQLDialect>: Sendable, Hashable, Expressible
     /// stores' hot paths build a statement per delivery).
     public struct Interpolation: StringInterpolationProtocol {
         @usableFromInline var utf8: [UInt8]
-        @usableFromInline var bindings: [Dialect.Value]
+        @usableFromInline var bindings: [SQLValue]
 
         /// Creates an empty interpolation (called by the compiler).
         @inlinable public init(literalCapacity: Int, interpolationCount: Int) {
@@ -127,8 +125,9 @@ public struct SQLStatement<Dialect: SQLDialect>: Sendable, Hashable, Expressible
             literal.withUTF8Buffer { utf8.append(contentsOf: $0) }
         }
 
-        /// Appends one parameter bound to `value` (for a dialect's own kinds of parameter).
-        @inlinable public mutating func appendParameter(_ value: Dialect.Value) {
+        /// Appends one parameter bound to `value` (for a dialect's own kinds of parameter, such as
+        /// PostgreSQL's arrays).
+        @inlinable public mutating func appendParameter(_ value: SQLValue) {
             utf8.append(Dialect.placeholder)
             bindings.append(value)
         }
@@ -143,8 +142,8 @@ public struct SQLStatement<Dialect: SQLDialect>: Sendable, Hashable, Expressible
             appendParameter(value?.sqlValue(in: Dialect.self) ?? .null)
         }
 
-        /// Appends a parameter bound to the dialect's own value.
-        @inlinable public mutating func appendInterpolation(_ value: Dialect.Value) {
+        /// Appends a parameter bound to a value as it is.
+        @inlinable public mutating func appendInterpolation(_ value: SQLValue) {
             appendParameter(value)
         }
 
@@ -187,40 +186,40 @@ extension Sequence {
 
 extension String: SQLBindable {
     /// Text.
-    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> D.Value { D.bind(self) }
+    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> SQLValue { D.bind(self) }
 }
 
 extension Substring: SQLBindable {
     /// Text.
-    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> D.Value { D.bind(String(self)) }
+    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> SQLValue { D.bind(String(self)) }
 }
 
 extension Int64: SQLBindable {
     /// An integer.
-    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> D.Value { D.bind(self) }
+    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> SQLValue { D.bind(self) }
 }
 
 extension Int: SQLBindable {
     /// An integer (clamped to `Int64` where `Int` is wider).
-    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> D.Value { D.bind(Int64(clamping: self)) }
+    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> SQLValue { D.bind(Int64(clamping: self)) }
 }
 
 extension Int32: SQLBindable {
     /// An integer.
-    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> D.Value { D.bind(Int64(self)) }
+    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> SQLValue { D.bind(Int64(self)) }
 }
 
 extension Bool: SQLBindable {
     /// A boolean, as the dialect stores it.
-    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> D.Value { D.bind(self) }
+    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> SQLValue { D.bind(self) }
 }
 
 extension Double: SQLBindable {
     /// A double.
-    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> D.Value { D.bind(self) }
+    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> SQLValue { D.bind(self) }
 }
 
 extension Array: SQLBindable where Element == UInt8 {
     /// Bytes (an empty array binds empty bytes, not `NULL`).
-    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> D.Value { D.bind(self) }
+    @inlinable public func sqlValue<D: SQLDialect>(in dialect: D.Type) -> SQLValue { D.bind(self) }
 }

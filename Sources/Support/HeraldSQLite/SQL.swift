@@ -25,6 +25,6 @@ public enum SQLiteDialect: SQLDialect {
     @inlinable public static func bind(_ value: Double) -> SQLiteValue { .real(value) }
     /// `1` or `0`, as SQLite stores booleans.
     @inlinable public static func bind(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
-    /// ``SQLiteValue/blob(_:)`` (an empty array binds a zero-length blob, not `NULL`).
-    @inlinable public static func bind(_ value: [UInt8]) -> SQLiteValue { .blob(value) }
+    /// ``SQLValue/bytes(_:)`` (an empty array binds a zero-length blob, not `NULL`).
+    @inlinable public static func bind(_ value: [UInt8]) -> SQLiteValue { .bytes(value) }
 }
