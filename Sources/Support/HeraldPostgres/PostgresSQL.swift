@@ -18,7 +18,7 @@ public typealias PostgresSQL = SQLStatement<PostgresDialect>
 /// PostgreSQL's way of writing parameters (`$1`, `$2`, … in order) and binding values.
 public enum PostgresDialect: SQLDialect {
     /// A byte that never occurs in UTF-8, numbered by ``text(of:)``.
-    public static let placeholder: UInt8 = 0xFF
+    @inlinable public static var placeholder: UInt8 { 0xFF }
 
     /// The text with each parameter numbered `$1`, `$2`, … in order.
     public static func text(of utf8: [UInt8]) -> String {

@@ -15,8 +15,8 @@ public typealias SQL = SQLStatement<SQLiteDialect>
 
 /// SQLite's way of writing parameters (`?`) and binding values (booleans as `1` and `0`).
 public enum SQLiteDialect: SQLDialect {
-    /// `?`.
-    public static let placeholder = UInt8(ascii: "?")
+    /// `?` (inlinable: every bound value of the store's hot paths writes one).
+    @inlinable public static var placeholder: UInt8 { UInt8(ascii: "?") }
     /// ``SQLiteValue/text(_:)``.
     @inlinable public static func bind(_ value: String) -> SQLiteValue { .text(value) }
     /// ``SQLiteValue/integer(_:)``.
