@@ -51,11 +51,14 @@ let package = Package(
             name: "HeraldHTTP", dependencies: ["ChannelAPI", "CCurl", "CHeraldShims", "HeraldSync"],
             path: "Sources/Support/HeraldHTTP"),
         .target(
-            name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims", "HeraldSync"],
+            name: "HeraldSQLite", dependencies: ["CSQLite", "CHeraldShims", "HeraldSync", "HeraldSQL"],
             path: "Sources/Support/HeraldSQLite"),
         .target(name: "HeraldYAML", dependencies: ["CYAML", "ChannelAPI"], path: "Sources/Support/HeraldYAML"),
         .target(
-            name: "HeraldPostgres", dependencies: ["CLibPQ", "HeraldSync"], path: "Sources/Support/HeraldPostgres"),
+            name: "HeraldPostgres", dependencies: ["CLibPQ", "HeraldSync", "HeraldSQL"],
+            path: "Sources/Support/HeraldPostgres"),
+        // The row and statement layer both database wrappers share; no C library of its own.
+        .target(name: "HeraldSQL", path: "Sources/Support/HeraldSQL"),
         .target(name: "HeraldSodium", dependencies: ["CSodium"], path: "Sources/Support/HeraldSodium"),
         // The HTTP server of `herald serve` (GNU libmicrohttpd).
         .target(name: "HeraldMHD", dependencies: ["CMicroHTTPD", "HeraldSync"], path: "Sources/Support/HeraldMHD"),
@@ -68,7 +71,7 @@ let package = Package(
         .target(
             name: "Router",
             dependencies: [
-                "ChannelAPI", "HeraldHTTP", "HeraldSQLite", "HeraldPostgres", "HeraldYAML", "HeraldSync",
+                "ChannelAPI", "HeraldHTTP", "HeraldSQL", "HeraldSQLite", "HeraldPostgres", "HeraldYAML", "HeraldSync",
             ]),
 
         // The HTTP API of `herald serve`: request values in, response values out, the router behind.

@@ -13,7 +13,7 @@ import Testing
         #expect(sql.text == "SELECT ?, ?, ?, ?, ?, ?, ?")
         #expect(
             sql.bindings == [
-                .text("o'neil"), .integer(42), .real(0.5), .blob([0, 255]), .null, .integer(7), .integer(1),
+                .text("o'neil"), .integer(42), .real(0.5), .bytes([0, 255]), .null, .integer(7), .integer(1),
             ])
     }
 
@@ -60,7 +60,7 @@ import Testing
         #expect(row.string("s") == text)
         #expect(row.int("i") == big)
         #expect(row.double("r") == real)
-        #expect(row.blob("b") == blob)
+        #expect(row.bytes("b") == blob)
         #expect(row["n"] == .null)
         #expect(
             [row.string("ts"), row.string("ti"), row.string("tr"), row.string("tb"), row.string("tn")] == [

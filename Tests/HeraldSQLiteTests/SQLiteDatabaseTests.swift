@@ -53,7 +53,7 @@ private struct Boom: Error {}
         #expect(row.int("i") == Int64.max)
         #expect(row.double("r") == 3.25)
         #expect(row.string("s") == text)
-        #expect(row.blob("b") == bytes)
+        #expect(row.bytes("b") == bytes)
         #expect(row["n"] == .null)
         #expect(row["missing"] == .null)
         #expect(row[1] == .integer(Int64.max))
@@ -64,7 +64,7 @@ private struct Boom: Error {}
         try db.run("UPDATE t SET s = \(""), b = \([UInt8]()) WHERE id = \(id)")
         let updated = try #require(try db.query("SELECT s, b, typeof(b) AS kind FROM t").first)
         #expect(updated["s"] == .text(""))
-        #expect(updated["b"] == .blob([]))
+        #expect(updated["b"] == .bytes([]))
         #expect(updated.string("kind") == "blob")
 
         try db.withConnection { connection in

@@ -139,12 +139,7 @@ extension PostgresStore {
     /// See ``HeraldStore``: the plain key by the primary key, scoped ones by their partial index.
     public func notificationKeys(publicID: String) throws -> [(key: String, namespace: String)] {
         try call {
-            try db.query(
-                """
-                SELECT id, namespace FROM notifications WHERE id = \(publicID)
-                UNION ALL SELECT id, namespace FROM notifications WHERE public_id = \(publicID)
-                """
-            ).compactMap { row in row.string("id").flatMap { id in row.string("namespace").map { (id, $0) } } }
+            StoreRows.notificationKeys(try db.query(StoreSQL.notificationKeys(publicID: publicID)))
         }
     }
 
@@ -178,43 +173,48 @@ extension PostgresStore {
     /// See ``HeraldStore``: the outstanding rows only, one `state =` per part so each uses its partial index.
     public func outstandingCountsByNamespace() throws -> [String: (pending: Int, retry: Int)] {
         try call {
-            var out: [String: (pending: Int, retry: Int)] = [:]
-            for row in try db.query(
-                """
-                SELECT n.namespace AS namespace, 'pending' AS state, COUNT(*) AS c
-                FROM deliveries d JOIN notifications n ON n.id = d.notification_id WHERE d.state = 'pending'
-                GROUP BY n.namespace
-                UNION ALL
-                SELECT n.namespace AS namespace, 'retry' AS state, COUNT(*) AS c
-                FROM deliveries d JOIN notifications n ON n.id = d.notification_id WHERE d.state = 'retry'
-                GROUP BY n.namespace
-                """)
-            {
-                guard let ns = row.string("namespace") else { continue }
-                var c = out[ns] ?? (0, 0)
-                let n = Int(row.int("c") ?? 0)
-                if row.string("state") == "pending" { c.pending = n } else { c.retry = n }
-                out[ns] = c
-            }
-            return out
+            StoreRows.outstandingByNamespace(try db.query(PostgresSQL(stringLiteral: StoreSQL.outstandingByNamespace)))
         }
     }
 
     /// See ``HeraldStore``: one `GROUP BY` query.
     public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
         try call {
-            var counts: [String: Int] = [:]
             // Two statements rather than `$1 IS NULL OR namespace = $1`, which a prepared statement's
             // generic plan could only answer by scanning every device.
-            let rows =
-                try namespace.map {
-                    try db.query(
-                        "SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \($0) GROUP BY platform")
-                } ?? db.query("SELECT platform, COUNT(*) AS n FROM devices GROUP BY platform")
-            for row in rows {
-                if let p = row.string("platform"), let n = row.int("n") { counts[p] = Int(n) }
+            StoreRows.platformCounts(
+                try namespace.map { try db.query(StoreSQL.platformCounts(namespace: $0)) }
+                    ?? db.query(PostgresSQL(stringLiteral: StoreSQL.platformCounts)))
+        }
+    }
+
+    /// Rows per page of ``forEachDelivery(notificationId:_:)``.
+    static let deliveryPage = 1_000
+
+    /// See ``HeraldStore``: pages of ``deliveryPage`` rows by keyset on `(step, position, device_id,
+    /// platform, id)` (a missing device or platform first, as `NULLS FIRST` in
+    /// ``deliveries(notificationId:)``; the id orders rows that tie), so a report of a 100,000-device
+    /// fan-out never holds more than a page. Each page is its own statement: no transaction stays
+    /// open while `body` writes the report to a slow client.
+    public func forEachDelivery(notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws {
+        var after: PostgresSQL = ""
+        while true {
+            let rows = try call {
+                try db.query(
+                    """
+                    SELECT * FROM deliveries WHERE notification_id = \(notificationId) \(after)
+                    ORDER BY step, position, COALESCE(device_id, ''), COALESCE(platform, ''), id
+                    LIMIT \(Self.deliveryPage)
+                    """
+                ).map { try $0.delivery() }
             }
-            return counts
+            for record in rows { try body(record) }
+            guard rows.count == Self.deliveryPage, let last = rows.last else { return }
+            after = """
+                AND (step, position, COALESCE(device_id, ''), COALESCE(platform, ''), id)
+                  > (\(last.step)::int, \(last.position)::int, \(last.deviceId ?? "")::text, \(last.platform ?? "")::text,
+                    \(last.id)::text)
+                """
         }
     }
 
@@ -230,7 +230,7 @@ extension PostgresStore {
                     \(textArray: keys.map(\.platform))::text[]) AS k(id, p))
                 ORDER BY device_id, platform
                 """
-            ).map(Self.decodeDevice)
+            ).map { try $0.device() }
         }
     }
 }

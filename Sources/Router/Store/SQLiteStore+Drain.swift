@@ -25,7 +25,7 @@ extension SQLiteStore {
                       ORDER BY p.id LIMIT \(max(1, limit)))
                     RETURNING *
                     """
-                ).map(SQLiteStore.decodeDelivery)
+                ).map { try $0.delivery() }
                 try SQLiteStore.rehearseRecord(rows.map(\.id), until: until, now: now, c)
                 return rows
             }

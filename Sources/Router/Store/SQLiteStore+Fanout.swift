@@ -140,15 +140,8 @@ extension SQLiteStore {
     static func insertNotificationRow(_ n: HeraldNotification, steps: [StepRule], at: Int64, _ c: SQLiteConnection)
         throws
     {
-        let body = n.json.canonicalString
-        let stepsJSON = StepRule.storedText(steps)
         do {
-            try c.run(
-                """
-                INSERT INTO notifications(id, namespace, type, tag, body, steps, created_at, public_id)
-                VALUES(\(n.id), \(n.namespace), \(n.type), \(n.collapseTag), \(body), \(stepsJSON), \(at),
-                  \(NotificationKey.isScoped(n.id) ? NotificationKey.publicID(of: n.id) : nil))
-                """)
+            try c.run(StoreSQL.insertNotification(n, steps: steps, at: at))
         } catch {
             if error.isConstraintViolation { throw StoreError.duplicateNotification(n.id) }
             throw error
@@ -181,31 +174,16 @@ extension SQLiteStore {
         try c.run(insert)
     }
 
-    static func platformCounts(namespace: String?, _ c: SQLiteConnection) throws -> [String: Int] {
-        var counts: [String: Int] = [:]
-        let rows =
-            try namespace.map {
-                try c.query("SELECT platform, COUNT(*) AS n FROM devices WHERE namespace = \($0) GROUP BY platform")
-            } ?? c.query("SELECT platform, COUNT(*) AS n FROM devices GROUP BY platform")
-        for row in rows {
-            if let p = row.string("platform"), let n = row.int("n") { counts[p] = Int(n) }
-        }
-        return counts
-    }
-
     /// See ``HeraldStore``: one `GROUP BY` query.
     public func devicePlatformCounts(namespace: String?) throws -> [String: Int] {
-        try db.withConnection { c in try SQLiteStore.platformCounts(namespace: namespace, c) }
+        StoreRows.platformCounts(
+            try namespace.map { try db.query(StoreSQL.platformCounts(namespace: $0)) }
+                ?? db.query(SQL(stringLiteral: StoreSQL.platformCounts)))
     }
 
     /// See ``HeraldStore``: the plain key by the primary key, scoped ones by their partial index.
     public func notificationKeys(publicID: String) throws -> [(key: String, namespace: String)] {
-        try db.query(
-            """
-            SELECT id, namespace FROM notifications WHERE id = \(publicID)
-            UNION ALL SELECT id, namespace FROM notifications WHERE public_id = \(publicID)
-            """
-        ).compactMap { row in row.string("id").flatMap { id in row.string("namespace").map { (id, $0) } } }
+        StoreRows.notificationKeys(try db.query(StoreSQL.notificationKeys(publicID: publicID)))
     }
 
     /// See ``HeraldStore``: one indexed probe per exact name, a range of the primary key per prefix.
@@ -234,28 +212,7 @@ extension SQLiteStore {
 
     /// See ``HeraldStore``: the outstanding rows only, one `state =` per part so each uses its partial index.
     public func outstandingCountsByNamespace() throws -> [String: (pending: Int, retry: Int)] {
-        var out: [String: (pending: Int, retry: Int)] = [:]
-        for row in try db.query(
-            """
-            SELECT n.namespace AS namespace, 'pending' AS state, COUNT(*) AS c
-            FROM deliveries d JOIN notifications n ON n.id = d.notification_id WHERE d.state = 'pending'
-            GROUP BY n.namespace
-            UNION ALL
-            SELECT n.namespace AS namespace, 'retry' AS state, COUNT(*) AS c
-            FROM deliveries d JOIN notifications n ON n.id = d.notification_id WHERE d.state = 'retry'
-            GROUP BY n.namespace
-            """)
-        {
-            guard let ns = row.string("namespace") else { continue }
-            var c = out[ns] ?? (0, 0)
-            if row.string("state") == "pending" {
-                c.pending = Int(row.int("c") ?? 0)
-            } else {
-                c.retry = Int(row.int("c") ?? 0)
-            }
-            out[ns] = c
-        }
-        return out
+        StoreRows.outstandingByNamespace(try db.query(SQL(stringLiteral: StoreSQL.outstandingByNamespace)))
     }
 
     /// See ``HeraldStore``: one query for every key, the device ids bound as an `IN` list (the
@@ -286,7 +243,7 @@ extension SQLiteStore {
                 guard let id = row.string("device_id"), let platform = row.string("platform"),
                     wanted.contains(Key(deviceId: id, platform: platform))
                 else { continue }
-                devices.append(try SQLiteStore.decodeDevice(row))
+                devices.append(try row.device())
             }
         }
         return devices
@@ -340,7 +297,7 @@ extension SQLiteStore {
                 var claimed: [DeliveryRecord] = []
                 claimed.reserveCapacity(rows.count)
                 for row in rows {
-                    claimed.append(try SQLiteStore.decodeDelivery(row))
+                    claimed.append(try row.delivery())
                     last = max(last, row.int("page_position") ?? last)
                 }
                 try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
@@ -366,7 +323,7 @@ extension SQLiteStore {
                 WHERE rowid > \(after) AND rowid <= \(hi) AND notification_id = \(notificationId)
                 ORDER BY rowid LIMIT 1000
                 """)
-            for row in rows { try body(try SQLiteStore.decodeDelivery(row)) }
+            for row in rows { try body(try row.delivery()) }
             guard rows.count == 1000, let last = rows.last?.int("page_position") else { return }
             after = last
         }
@@ -443,7 +400,7 @@ extension SQLiteStore {
                 namespace = \(r.namespace) AND device_id = \(r.deviceId) AND platform = \(r.platform)
                   AND (\(r.address) IS NULL OR address IS \(r.address))
                 """
-            for row in try c.query("SELECT * FROM devices WHERE \(match)") { removed.append(try decodeDevice(row)) }
+            for row in try c.query("SELECT * FROM devices WHERE \(match)") { removed.append(try row.device()) }
             try c.run("DELETE FROM devices WHERE \(match)")
         }
         return removed

@@ -357,31 +357,6 @@ public final class SQLiteStore: HeraldStore {
 
     /// A date as stored: milliseconds since 1970.
     static func ms(_ d: Date) -> Int64 { d.millisecondsSince1970 }
-    static func date(_ v: SQLiteValue) -> Date? {
-        if case .integer(let i) = v { return Date(timeIntervalSince1970: Double(i) / 1000) }
-        return nil
-    }
-
-    static func decodeDevice(_ row: SQLiteRow) throws -> Device {
-        guard let ns = row.string("namespace"), let id = row.string("device_id"), let p = row.string("platform"),
-            let f = row.string("fields"), let fields = try? JSONValue.parse(f).objectValue
-        else { throw StoreError.corrupt("device row") }
-        return Device(namespace: ns, deviceId: id, platform: p, fields: fields, address: row.string("address"))
-    }
-
-    static func decodeDelivery(_ row: SQLiteRow) throws -> DeliveryRecord {
-        guard let id = row.string("id"), let nid = row.string("notification_id"), let step = row.int("step"),
-            let pos = row.int("position"), let channel = row.string("channel"),
-            let stateText = row.string("state"), let state = DeliveryState(rawValue: stateText),
-            let updated = date(row["updated_at"])
-        else { throw StoreError.corrupt("delivery row") }
-        return DeliveryRecord(
-            id: id, notificationId: nid, step: Int(step), position: Int(pos), channel: channel,
-            deviceId: row.string("device_id"), platform: row.string("platform"), state: state,
-            attempts: Int(row.int("attempts") ?? 0), nextAttemptAt: date(row["next_attempt_at"]),
-            status: row.int("status").map { Int($0) }, reason: row.string("reason"),
-            providerMessageId: row.string("provider_id"), updatedAt: updated)
-    }
 
     // MARK: Devices
 
@@ -403,26 +378,11 @@ public final class SQLiteStore: HeraldStore {
     static func upsert(_ device: Device, now: Date, _ c: SQLiteConnection) throws -> UpsertResult {
         var moved: [String] = []
         if let address = device.address {
-            let others = try c.query(
-                """
-                SELECT namespace, device_id, platform FROM devices WHERE address = \(address)
-                  AND NOT (namespace = \(device.namespace) AND device_id = \(device.deviceId) AND platform = \(device.platform))
-                """)
+            let others = try c.query(StoreSQL.addressHolders(of: device, address: address))
             // Decided before anything is written: a refusal leaves every registration as it was.
-            let moving = try AddressClaim.moves(
-                of: device,
-                among: others.map {
-                    DeviceKey(
-                        namespace: $0.string("namespace") ?? "", deviceId: $0.string("device_id") ?? "",
-                        platform: $0.string("platform") ?? "")
-                })
-            for o in moving {
+            for o in try AddressClaim.moves(of: device, among: others.map { $0.deviceKey() }) {
                 moved.append(o.path)
-                try c.run(
-                    """
-                    DELETE FROM devices
-                    WHERE namespace = \(o.namespace) AND device_id = \(o.deviceId) AND platform = \(o.platform)
-                    """)
+                try c.run(StoreSQL.removeDevice(o))
             }
         }
         let existing = try c.queryOne(
@@ -430,15 +390,7 @@ public final class SQLiteStore: HeraldStore {
             SELECT created_at FROM devices
             WHERE namespace = \(device.namespace) AND device_id = \(device.deviceId) AND platform = \(device.platform)
             """)
-        let fields = JSONValue.object(device.fields).canonicalString
-        try c.run(
-            """
-            INSERT INTO devices(namespace, device_id, platform, address, fields, created_at, updated_at)
-            VALUES(\(device.namespace), \(device.deviceId), \(device.platform), \(device.address), \(fields),
-              \(ms(now)), \(ms(now)))
-            ON CONFLICT(namespace, device_id, platform) DO UPDATE SET
-              address = excluded.address, fields = excluded.fields, updated_at = excluded.updated_at
-            """)
+        try c.run(StoreSQL.upsertDevice(device, at: ms(now)))
         return UpsertResult(created: existing == nil, moved: moved)
     }
 
@@ -447,13 +399,7 @@ public final class SQLiteStore: HeraldStore {
         try checkWritable("remove a device")
         defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
         return try db.withConnection { c in
-            if let platform {
-                try c.run(
-                    "DELETE FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId) AND platform = \(platform)"
-                )
-            } else {
-                try c.run("DELETE FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId)")
-            }
+            try c.run(StoreSQL.removeDevice(namespace: namespace, deviceId: deviceId, platform: platform))
             return c.changes
         }
     }
@@ -463,7 +409,7 @@ public final class SQLiteStore: HeraldStore {
         try checkWritable("remove a device")
         defer { deviceGeneration.add(1, ordering: .sequentiallyConsistent) }
         return try db.withConnection { c in
-            try c.run("DELETE FROM devices WHERE namespace = \(namespace) AND address = \(address)")
+            try c.run(StoreSQL.removeDevice(namespace: namespace, address: address))
             return c.changes
         }
     }
@@ -471,8 +417,7 @@ public final class SQLiteStore: HeraldStore {
     /// See ``HeraldStore``.
     public func devices(namespace: String?) throws -> [Device] {
         guard let namespace else {
-            return try db.query("SELECT * FROM devices ORDER BY namespace, device_id, platform").map(
-                SQLiteStore.decodeDevice)
+            return try db.query(SQL(stringLiteral: StoreSQL.allDevices)).map { try $0.device() }
         }
         let generation = deviceGeneration.load(ordering: .sequentiallyConsistent)
         let version = try db.query("PRAGMA data_version").first?[0]
@@ -482,9 +427,7 @@ public final class SQLiteStore: HeraldStore {
         {
             return cached.devices
         }
-        let devices = try db.query(
-            "SELECT * FROM devices WHERE namespace = \(namespace) ORDER BY device_id, platform"
-        ).map(SQLiteStore.decodeDevice)
+        let devices = try db.query(StoreSQL.devices(namespace: namespace)).map { try $0.device() }
         deviceCache.withLock { cache in
             if cache.count > 64 { cache.removeAll() }
             cache[namespace] = (dataVersion, generation, devices)
@@ -494,547 +437,8 @@ public final class SQLiteStore: HeraldStore {
 
     /// See ``HeraldStore``.
     public func device(namespace: String, deviceId: String, platform: String) throws -> Device? {
-        try db.query(
-            "SELECT * FROM devices WHERE namespace = \(namespace) AND device_id = \(deviceId) AND platform = \(platform)"
-        ).first.map(SQLiteStore.decodeDevice)
-    }
-
-    // MARK: Notifications and outbox
-
-    /// See ``HeraldStore``.
-    public func insertNotification(
-        _ notification: HeraldNotification, steps: [StepRule], deliveries: [DeliveryRecord], now: Date
-    ) throws {
-        try checkWritable("store a notification")
-        _ = try db.transaction { c in
-            try SQLiteStore.insertItem(
-                NotificationInsert(notification: notification, steps: steps, deliveries: deliveries),
-                at: SQLiteStore.ms(now), now: now, c)
-        }
-    }
-
-    // MARK: Event log
-
-    /// Appends one event-log entry inside the caller's transaction.
-    static func appendEvent(
-        _ c: SQLiteConnection, namespace: String, kind: String, notificationId: String, data: JSONValue, at: Int64
-    ) throws {
-        try c.run(
-            """
-            INSERT INTO event_log(namespace, kind, notification_id, data, created_at)
-            VALUES(\(namespace), \(kind), \(notificationId), \(data.canonicalString), \(at))
-            """)
-    }
-
-    /// The namespace of a notification, read inside a transaction (cached per call in `cache`).
-    static func namespace(
-        of notificationId: String, _ c: SQLiteConnection, cache: inout [String: String]
-    ) throws -> String? {
-        if let ns = cache[notificationId] { return ns }
-        let ns = try c.queryOne("SELECT namespace FROM notifications WHERE id = \(notificationId)")?.string("namespace")
-        if let ns { cache[notificationId] = ns }
-        return ns
-    }
-
-    /// See ``HeraldStore``.
-    public func eventLog(after: Int64, namespaces: [String]?, limit: Int) throws -> [EventLogEntry] {
-        let limit = max(0, limit)
-        let rows: [SQLiteRow]
-        if let namespaces {
-            guard !namespaces.isEmpty else { return [] }
-            rows = try db.query(
-                """
-                SELECT * FROM event_log WHERE sequence > \(after) AND namespace IN (\(list: namespaces))
-                ORDER BY sequence LIMIT \(limit)
-                """)
-        } else {
-            rows = try db.query("SELECT * FROM event_log WHERE sequence > \(after) ORDER BY sequence LIMIT \(limit)")
-        }
-        return try rows.map { row in
-            guard let sequence = row.int("sequence"), let ns = row.string("namespace"), let kind = row.string("kind"),
-                let nid = row.string("notification_id"), let text = row.string("data"),
-                let data = try? JSONValue.parse(text), let at = SQLiteStore.date(row["created_at"])
-            else { throw StoreError.corrupt("event log row") }
-            return EventLogEntry(
-                sequence: sequence, namespace: ns, kind: kind, notificationId: nid, data: data, createdAt: at)
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func lastEventSequence() throws -> Int64 {
-        try db.queryOne("SELECT MAX(sequence) AS s FROM event_log")?.int("s") ?? 0
-    }
-
-    /// See ``HeraldStore``.
-    public func notification(id: String) throws -> StoredNotification? {
-        guard
-            let row = try db.query("SELECT body, steps, created_at FROM notifications WHERE id = \(id)").first
-        else { return nil }
-        guard let body = row.string("body"), let n = try? HeraldNotification(storedJSONText: body),
-            let at = SQLiteStore.date(row["created_at"]),
-            let stepsText = row.string("steps"), let steps = StepRule.list(parsing: stepsText)
-        else { throw StoreError.corrupt("notification \(id)") }
-        return StoredNotification(notification: n, createdAt: at, steps: steps)
-    }
-
-    /// See ``HeraldStore``.
-    public func deliveries(notificationId: String) throws -> [DeliveryRecord] {
-        try db.query(
-            "SELECT * FROM deliveries WHERE notification_id = \(notificationId) ORDER BY step, position, device_id, platform"
-        ).map(SQLiteStore.decodeDelivery)
-    }
-
-    /// See ``HeraldStore``.
-    public func claimPending(
-        notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date
-    ) throws -> [DeliveryRecord] {
-        try checkWritable("claim deliveries")
-        return try writing("claim deliveries") {
-            try db.transaction { c in
-                let claimed = try c.query(
-                    """
-                    UPDATE deliveries SET lease_owner = \(owner), lease_until = \(SQLiteStore.ms(until))
-                    WHERE notification_id = \(notificationId) AND step = \(step) AND channel = \(channel)
-                      AND state = 'pending'
-                      AND (lease_owner IS NULL OR lease_owner = \(owner) OR lease_until < \(SQLiteStore.ms(now)))
-                    RETURNING *
-                    """
-                ).map(SQLiteStore.decodeDelivery)
-                try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
-                return claimed
-            }
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func claimDue(owner: String, until: Date, now: Date, limit: Int) throws -> [DeliveryRecord] {
-        try checkWritable("claim due retries")
-        return try writing("claim due retries") {
-            try db.transaction { c in
-                let at = SQLiteStore.ms(now)
-                let claimed = try c.query(
-                    """
-                    UPDATE deliveries SET lease_owner = \(owner), lease_until = \(SQLiteStore.ms(until))
-                    WHERE id IN (
-                      SELECT id FROM deliveries WHERE state = 'retry' AND next_attempt_at <= \(at)
-                        AND (lease_owner IS NULL OR lease_owner = \(owner) OR lease_until < \(at))
-                      ORDER BY next_attempt_at LIMIT \(limit))
-                    RETURNING *
-                    """
-                ).map(SQLiteStore.decodeDelivery)
-                try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
-                return claimed
-            }
-        }
-    }
-
-    /// Inside a claim's transaction, makes the writes that recording the claimed rows' results will
-    /// make (their rows, the retry index, the attempts table) and rolls them back, so a store that
-    /// could not record a result fails the claim and nothing is sent that cannot be recorded.
-    static func rehearseRecord(_ ids: [String], until: Date, now: Date, _ c: SQLiteConnection) throws {
-        guard !ids.isEmpty else { return }
-        let list = JSONValue.array(ids.map { .string($0) }).canonicalString
-        // A savepoint inside the claim's transaction, always rolled back.
-        try c.transaction(.rollBack) { c in
-            try c.run(
-                """
-                UPDATE deliveries SET state = CASE state WHEN 'retry' THEN 'failed' ELSE 'retry' END,
-                  attempts = attempts + 1, next_attempt_at = \(ms(until)), updated_at = \(ms(now))
-                WHERE id IN (SELECT value FROM json_each(\(list)))
-                """)
-            try c.run(
-                """
-                INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason)
-                SELECT id, attempts, \(ms(now)), 'rehearsal', NULL, NULL FROM deliveries
-                WHERE id IN (SELECT value FROM json_each(\(list)))
-                """)
-        }
-    }
-
-    /// Runs a write the outbox depends on; an SQLite failure becomes ``StoreError/writeFailed(operation:detail:)``
-    /// naming this store's file.
-    func writing<T>(_ operation: String, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as SQLiteError {
-            throw StoreError.writeFailed(
-                operation: operation,
-                detail: "\(path): \(error) (check it with: sqlite3 \(path) 'PRAGMA integrity_check')")
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func suppress(deliveryIds: [String], reason: String, now: Date) throws {
-        guard !deliveryIds.isEmpty else { return }
-        try checkWritable("record suppressed deliveries")
-        try db.transaction { c in
-            var namespaces: [String: String] = [:]
-            for id in deliveryIds {
-                let changed = try c.query(
-                    """
-                    UPDATE deliveries SET state = 'suppressed', reason = \(reason), lease_owner = NULL,
-                      lease_until = NULL, updated_at = \(SQLiteStore.ms(now))
-                    WHERE id = \(id) AND state = 'pending'
-                    RETURNING notification_id, channel, device_id, attempts
-                    """)
-                for row in changed {
-                    guard let nid = row.string("notification_id"), let channel = row.string("channel"),
-                        let ns = try SQLiteStore.namespace(of: nid, c, cache: &namespaces)
-                    else { continue }
-                    try SQLiteStore.appendEvent(
-                        c, namespace: ns, kind: "delivery", notificationId: nid,
-                        data: EventLogData.delivery(
-                            notificationId: nid, channel: channel, deviceId: row.string("device_id"),
-                            outcome: "suppressed", attempt: Int(row.int("attempts") ?? 0), reason: reason),
-                        at: SQLiteStore.ms(now))
-                }
-            }
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
-        guard !attempts.isEmpty else { return [] }
-        try checkWritable("record delivery results")
-        defer {
-            if attempts.contains(where: { $0.removeDevice != nil }) {
-                deviceGeneration.add(1, ordering: .sequentiallyConsistent)
-            }
-        }
-        return try writing("record delivery results") { try recordAttempts(attempts, now: now) }
-    }
-
-    private func recordAttempts(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
-        // A chunk's results in three set-based statements (issue 19); a batch naming a delivery twice
-        // keeps the row-by-row path, whose later result wins.
-        if attempts.count > 1, Set(attempts.map(\.deliveryId)).count == attempts.count {
-            return try db.transaction { c in
-                // Slices of 1,000 keep each statement well under SQLite's bound-parameter limit.
-                try stride(from: 0, to: attempts.count, by: 1_000).flatMap {
-                    try SQLiteStore.recordBatch(Array(attempts[$0..<min(attempts.count, $0 + 1_000)]), now: now, c)
-                }
-            }
-        }
-        return try db.transaction { c in
-            let at = SQLiteStore.ms(now)
-            var removed: [Device] = []
-            var namespaces: [String: String] = [:]
-            for a in attempts {
-                let details =
-                    a.details.isEmpty ? nil : JSONValue.object(a.details.mapValues { .string($0) }).canonicalString
-                let state = a.state.rawValue
-                let updated = try c.query(
-                    """
-                    UPDATE deliveries SET state = \(state), attempts = \(a.attempt),
-                      next_attempt_at = \(a.nextAttemptAt.map(SQLiteStore.ms)), status = \(a.status),
-                      reason = \(a.reason), provider_id = COALESCE(\(a.providerMessageId), provider_id),
-                      details = COALESCE(\(details), details), lease_owner = NULL, lease_until = NULL, updated_at = \(at)
-                    WHERE id = \(a.deliveryId)
-                    RETURNING notification_id, channel, device_id
-                    """)
-                for row in updated {
-                    guard let nid = row.string("notification_id"), let channel = row.string("channel"),
-                        let ns = try SQLiteStore.namespace(of: nid, c, cache: &namespaces)
-                    else { continue }
-                    try SQLiteStore.appendEvent(
-                        c, namespace: ns, kind: "delivery", notificationId: nid,
-                        data: EventLogData.delivery(
-                            notificationId: nid, channel: channel, deviceId: row.string("device_id"),
-                            outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason), at: at)
-                }
-                try c.run(
-                    """
-                    INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason)
-                    VALUES(\(a.deliveryId), \(a.attempt), \(at), \(state), \(a.status), \(a.reason))
-                    """)
-                if a.state == .dead, let r = a.removeDevice {
-                    let match: SQL = """
-                        namespace = \(r.namespace) AND device_id = \(r.deviceId) AND platform = \(r.platform)
-                          AND (\(r.address) IS NULL OR address IS \(r.address))
-                        """
-                    for row in try c.query("SELECT * FROM devices WHERE \(match)") {
-                        removed.append(try SQLiteStore.decodeDevice(row))
-                    }
-                    try c.run("DELETE FROM devices WHERE \(match)")
-                }
-            }
-            return removed
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func notificationsWithPendingDeliveries(now: Date) throws -> [String] {
-        try db.query(
-            """
-            SELECT DISTINCT d.notification_id AS id, n.created_at FROM deliveries d JOIN notifications n ON n.id = d.notification_id
-            WHERE d.state = 'pending' AND (d.lease_owner IS NULL OR d.lease_until < \(SQLiteStore.ms(now)))
-            ORDER BY n.created_at
-            """
-        ).compactMap { $0.string("id") }
-    }
-
-    /// See ``HeraldStore``.
-    public func releaseLeases(ownedBy owners: [String]) throws {
-        guard !owners.isEmpty else { return }
-        try checkWritable("release the leases of stopped processes")
-        try db.transaction { c in
-            for o in owners {
-                try c.run("UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = \(o)")
-            }
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func renewLeases(owner: String, deliveryIds: [String], until: Date) throws {
-        guard !deliveryIds.isEmpty else { return }
-        try checkWritable("renew delivery leases")
-        try db.transaction { c in
-            for start in stride(from: 0, to: deliveryIds.count, by: 500) {
-                let ids = deliveryIds[start..<min(deliveryIds.count, start + 500)]
-                try c.run(
-                    """
-                    UPDATE deliveries SET lease_until = \(SQLiteStore.ms(until))
-                    WHERE lease_owner = \(owner) AND id IN (\(list: ids))
-                    """)
-            }
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func leaseOwners() throws -> [String] {
-        try db.query("SELECT DISTINCT lease_owner FROM deliveries WHERE lease_owner IS NOT NULL").compactMap {
-            $0.string("lease_owner")
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func nextDueTime() throws -> Date? {
-        try db.query("SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE state = 'retry'").first.flatMap {
-            SQLiteStore.date($0["t"])
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func deliveryCounts() throws -> [DeliveryState: Int] {
-        var out: [DeliveryState: Int] = [:]
-        for row in try db.query("SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state") {
-            if let s = row.string("state").flatMap(DeliveryState.init(rawValue:)) { out[s] = Int(row.int("n") ?? 0) }
-        }
-        return out
-    }
-
-    /// See ``HeraldStore``: two counts in the partial indexes of pending and retry rows. (A
-    /// `GROUP BY state` sorts every delivery ever stored; a worker ran it after each pass.)
-    public func outstandingCounts() throws -> (pending: Int, retry: Int) {
-        let row = try db.query(
-            """
-            SELECT (SELECT COUNT(*) FROM deliveries WHERE state = 'pending') AS p,
-              (SELECT COUNT(*) FROM deliveries WHERE state = 'retry') AS r
-            """
-        ).first
-        return (Int(row?.int("p") ?? 0), Int(row?.int("r") ?? 0))
-    }
-
-    // MARK: Lifecycle and history
-
-    /// See ``HeraldStore``.
-    public func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent {
-        try checkWritable("record an event")
-        return try db.transaction { c in
-            guard
-                let namespace = try c.queryOne(
-                    "SELECT namespace FROM notifications WHERE id = \(event.notificationId)")?.string("namespace")
-            else {
-                throw StoreError.unknownNotification(event.notificationId)
-            }
-            let data =
-                event.actionData.isEmpty
-                ? nil : JSONValue.object(event.actionData.mapValues { .string($0) }).canonicalString
-            try c.run(
-                """
-                INSERT INTO events(notification_id, kind, action_id, action_data, device_id, at)
-                VALUES(\(event.notificationId), \(event.kind.rawValue), \(event.actionId), \(data), \(event.deviceId),
-                  \(SQLiteStore.ms(event.at)))
-                """)
-            var stored = event
-            stored.id = c.lastInsertRowID
-            try SQLiteStore.appendEvent(
-                c, namespace: namespace, kind: event.kind.rawValue, notificationId: event.notificationId,
-                data: EventLogData.lifecycle(stored), at: SQLiteStore.ms(event.at))
-            return stored
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func events(notificationId: String) throws -> [LifecycleEvent] {
-        try db.query("SELECT * FROM events WHERE notification_id = \(notificationId) ORDER BY id").map { row in
-            guard let kind = row.string("kind").flatMap(ChannelEvent.Kind.init(rawValue:)),
-                let at = SQLiteStore.date(row["at"])
-            else { throw StoreError.corrupt("event row") }
-            var data: [String: String] = [:]
-            if let d = row.string("action_data"), let o = try? JSONValue.parse(d).objectValue {
-                for (k, v) in o { data[k] = v.stringValue ?? "" }
-            }
-            return LifecycleEvent(
-                id: row.int("id") ?? 0, notificationId: notificationId, kind: kind, actionId: row.string("action_id"),
-                actionData: data, deviceId: row.string("device_id"), at: at)
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func history(namespace: String?, id: String?, limit: Int) throws -> [HistoryEntry] {
-        var conditions: [SQL] = []
-        if let namespace { conditions.append("namespace = \(namespace)") }
-        if let id { conditions.append("id = \(id)") }
-        var sql: SQL = "SELECT id FROM notifications"
-        if !conditions.isEmpty { sql.append(" WHERE \(conditions.joined(separator: " AND "))") }
-        sql.append(" ORDER BY created_at DESC, rowid DESC LIMIT \(limit)")
-        return try db.query(sql).compactMap { row -> HistoryEntry? in
-            guard let nid = row.string("id"), let stored = try notification(id: nid) else { return nil }
-            return HistoryEntry(
-                notification: stored.notification, createdAt: stored.createdAt,
-                deliveries: try deliveries(notificationId: nid),
-                events: try events(notificationId: nid))
-        }
-    }
-
-    /// See ``HeraldStore``: by keyset on (created_at, rowid), the order of the namespace index.
-    public func history(namespace: String, before: String, limit: Int) throws -> [HistoryEntry]? {
-        guard
-            let anchor = try db.query(
-                "SELECT created_at, rowid FROM notifications WHERE id = \(before) AND namespace = \(namespace)"
-            ).first, let at = anchor.int("created_at"), let rowid = anchor.int("rowid")
-        else { return nil }
-        return try db.query(
-            """
-            SELECT id FROM notifications WHERE namespace = \(namespace) AND (created_at, rowid) < (\(at), \(rowid))
-            ORDER BY created_at DESC, rowid DESC LIMIT \(max(0, limit))
-            """
-        ).compactMap { row -> HistoryEntry? in
-            guard let nid = row.string("id"), let stored = try notification(id: nid) else { return nil }
-            return HistoryEntry(
-                notification: stored.notification, createdAt: stored.createdAt,
-                deliveries: try deliveries(notificationId: nid), events: try events(notificationId: nid))
-        }
-    }
-
-    /// See ``HeraldStore``.
-    public func purge(before date: Date) throws -> Int {
-        try checkWritable("purge old history")
-        return try db.transaction { c in
-            try c.run(
-                """
-                DELETE FROM event_log WHERE notification_id IN (
-                  SELECT id FROM notifications WHERE created_at < \(SQLiteStore.ms(date)) AND NOT EXISTS (
-                    SELECT 1 FROM deliveries d WHERE d.notification_id = notifications.id
-                      AND d.state IN ('pending', 'retry')))
-                """)
-            try c.run(
-                """
-                DELETE FROM notifications WHERE created_at < \(SQLiteStore.ms(date)) AND NOT EXISTS (
-                  SELECT 1 FROM deliveries d WHERE d.notification_id = notifications.id AND d.state IN ('pending', 'retry'))
-                """)
-            return c.changes
-        }
-    }
-
-    // MARK: Channel state, badges, cooldowns
-
-    /// See ``HeraldStore``.
-    public func channelState(_ channel: String) -> any ChannelStateStore {
-        SQLiteChannelState(store: self, channel: channel)
-    }
-
-    /// See ``HeraldStore``.
-    public func addBadgeTag(namespace: String, tag: String, now: Date) throws {
-        try checkWritable("update the badge count")
-        try db.run(
-            """
-            INSERT INTO badge_tags(namespace, tag, at) VALUES(\(namespace), \(tag), \(SQLiteStore.ms(now)))
-            ON CONFLICT(namespace, tag) DO UPDATE SET at = excluded.at
-            """)
-    }
-
-    /// See ``HeraldStore``.
-    public func pendingTagCount(namespace: String) throws -> Int {
-        Int(
-            try db.query("SELECT COUNT(*) AS n FROM badge_tags WHERE namespace = \(namespace)").first?.int("n") ?? 0)
-    }
-
-    /// See ``HeraldStore``.
-    public func clearBadge(namespace: String) throws {
-        try checkWritable("clear the badge count")
-        try db.run("DELETE FROM badge_tags WHERE namespace = \(namespace)")
-    }
-
-    /// See ``HeraldStore``.
-    public func touchCooldowns(namespace: String, tag: String, keys: [(key: String, window: Duration)], now: Date)
-        throws
-        -> Set<String>
-    {
-        try checkWritable("update cooldowns")
-        return try db.transaction { c in
-            var hits: Set<String> = []
-            for (key, window) in keys {
-                let row = try c.queryOne(
-                    "SELECT at FROM cooldowns WHERE namespace = \(namespace) AND step_key = \(key) AND tag = \(tag)")
-                if let at = row.flatMap({ SQLiteStore.date($0["at"]) }), now.timeIntervalSince(at) < window.timeInterval
-                {
-                    hits.insert(key)
-                } else {
-                    try c.run(
-                        """
-                        INSERT OR REPLACE INTO cooldowns(namespace, step_key, tag, at)
-                        VALUES(\(namespace), \(key), \(tag), \(SQLiteStore.ms(now)))
-                        """)
-                }
-            }
-            return hits
-        }
-    }
-}
-
-/// One channel's slice of the `channel_state` table.
-struct SQLiteChannelState: ChannelStateStore {
-    /// The store: its database, its clock (stamps `updated_at`), and whether it is read-only now.
-    let store: SQLiteStore
-    let channel: String
-    var db: SQLiteDatabase { store.db }
-    var clock: any HeraldClock { store.clock }
-
-    func value(forKey key: String) throws -> [UInt8]? {
-        try db.query("SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key)").first?.blob("value")
-    }
-
-    func setValue(_ value: [UInt8]?, forKey key: String) throws {
-        try store.checkWritable("save the state of channel \(channel)")
-        if let value {
-            try db.run(
-                """
-                INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at)
-                VALUES(\(channel), \(key), \(value), \(SQLiteStore.ms(clock.now())))
-                """)
-        } else {
-            try db.run("DELETE FROM channel_state WHERE channel = \(channel) AND key = \(key)")
-        }
-    }
-
-    func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
-        try store.checkWritable("save the state of channel \(channel)")
-        return try db.transaction { c in
-            let current = try c.queryOne("SELECT value FROM channel_state WHERE channel = \(channel) AND key = \(key)")?
-                .blob("value")
-            let (newValue, result) = try body(current)
-            if let newValue {
-                try c.run(
-                    """
-                    INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at)
-                    VALUES(\(channel), \(key), \(newValue), \(SQLiteStore.ms(clock.now())))
-                    """)
-            } else {
-                try c.run("DELETE FROM channel_state WHERE channel = \(channel) AND key = \(key)")
-            }
-            return result
+        try db.queryOne(StoreSQL.device(namespace: namespace, deviceId: deviceId, platform: platform)).map {
+            try $0.device()
         }
     }
 }

@@ -73,6 +73,9 @@ public final class PostgresDatabase: Sendable {
     /// Runs one query outside a transaction.
     public func query(_ sql: PostgresSQL) throws -> [PostgresRow] { try withConnection { c in try c.query(sql) } }
 
+    /// Runs one query outside a transaction and returns its first row, or `nil` when it produced none.
+    public func queryOne(_ sql: PostgresSQL) throws -> PostgresRow? { try query(sql).first }
+
     /// Runs `statements` as one pipeline, in one implicit transaction and one round trip (see
     /// ``PostgresConnection/pipeline(_:)``).
     public func pipeline(_ statements: [PostgresSQL]) throws -> [[PostgresRow]] {

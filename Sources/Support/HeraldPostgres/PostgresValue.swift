@@ -1,23 +1,14 @@
-/// A value bound to a statement parameter or read from a result column.
+import HeraldSQL
+
+/// A value bound to a statement parameter or read from a result column: HeraldSQL's shared value.
 ///
 /// Parameters are sent in PostgreSQL's text format (the server converts them to the column type);
 /// results are read in text format and typed by the column's type: `int2`/`int4`/`int8` become
 /// ``integer(_:)``, `float4`/`float8`/`numeric` ``real(_:)``, `bool` ``bool(_:)``, `bytea`
 /// ``bytes(_:)`` and everything else ``text(_:)``.
-public enum PostgresValue: Sendable, Equatable, Hashable {
-    /// SQL `NULL`.
-    case null
-    /// A 64-bit integer.
-    case integer(Int64)
-    /// A double.
-    case real(Double)
-    /// A boolean.
-    case bool(Bool)
-    /// Text.
-    case text(String)
-    /// Bytes (`bytea`).
-    case bytes([UInt8])
+public typealias PostgresValue = SQLValue
 
+extension SQLValue {
     /// The text-format parameter value, or nil for `NULL`.
     var parameterText: String? {
         switch self {
@@ -26,7 +17,7 @@ public enum PostgresValue: Sendable, Equatable, Hashable {
         case .real(let v): return "\(v)"
         case .bool(let v): return v ? "t" : "f"
         case .text(let v): return v
-        case .bytes(let v): return PostgresValue.hex(v)
+        case .bytes(let v): return SQLValue.hex(v)
         }
     }
 
@@ -70,55 +61,4 @@ public enum PostgresValue: Sendable, Equatable, Hashable {
         }
         return out
     }
-}
-
-/// A Swift value that binds to one parameter in ``PostgresSQL`` interpolation.
-public protocol PostgresBindable {
-    /// The value bound for this Swift value.
-    var postgresValue: PostgresValue { get }
-}
-
-extension PostgresValue: PostgresBindable {
-    /// The value itself.
-    public var postgresValue: PostgresValue { self }
-}
-
-extension String: PostgresBindable {
-    /// ``PostgresValue/text(_:)``.
-    public var postgresValue: PostgresValue { .text(self) }
-}
-
-extension Substring: PostgresBindable {
-    /// ``PostgresValue/text(_:)``.
-    public var postgresValue: PostgresValue { .text(String(self)) }
-}
-
-extension Int64: PostgresBindable {
-    /// ``PostgresValue/integer(_:)``.
-    public var postgresValue: PostgresValue { .integer(self) }
-}
-
-extension Int: PostgresBindable {
-    /// ``PostgresValue/integer(_:)`` (clamped to `Int64` where `Int` is wider).
-    public var postgresValue: PostgresValue { .integer(Int64(clamping: self)) }
-}
-
-extension Int32: PostgresBindable {
-    /// ``PostgresValue/integer(_:)``.
-    public var postgresValue: PostgresValue { .integer(Int64(self)) }
-}
-
-extension Bool: PostgresBindable {
-    /// ``PostgresValue/bool(_:)``.
-    public var postgresValue: PostgresValue { .bool(self) }
-}
-
-extension Double: PostgresBindable {
-    /// ``PostgresValue/real(_:)``.
-    public var postgresValue: PostgresValue { .real(self) }
-}
-
-extension Array: PostgresBindable where Element == UInt8 {
-    /// ``PostgresValue/bytes(_:)``.
-    public var postgresValue: PostgresValue { .bytes(self) }
 }

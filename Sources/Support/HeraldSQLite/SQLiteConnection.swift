@@ -264,12 +264,16 @@ public final class SQLiteConnection {
             case .real(let number):
                 rc = sqlite3_bind_double(statement, index, number)
                 call = "sqlite3_bind_double"
+            case .bool(let flag):
+                // SQLite has no booleans: 1 or 0, as SQLiteDialect binds a Bool.
+                rc = sqlite3_bind_int64(statement, index, flag ? 1 : 0)
+                call = "sqlite3_bind_int64"
             case .text(let text):
                 let length = text.utf8.count
                 guard length <= Int(Int32.max) else { throw Self.tooBig("sqlite3_bind_text") }
                 rc = text.withCString { herald_sqlite3_bind_text_transient(statement, index, $0, Int32(length)) }
                 call = "sqlite3_bind_text"
-            case .blob(let bytes):
+            case .bytes(let bytes):
                 guard bytes.count <= Int(Int32.max) else { throw Self.tooBig("sqlite3_bind_blob") }
                 if bytes.isEmpty {
                     // A nil data pointer would bind NULL; an empty blob is a zero-length zeroblob.
@@ -311,9 +315,9 @@ public final class SQLiteConnection {
             let count = Int(sqlite3_column_bytes(statement, index))
             return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         case SQLITE_BLOB:
-            guard let data = sqlite3_column_blob(statement, index) else { return .blob([]) }
+            guard let data = sqlite3_column_blob(statement, index) else { return .bytes([]) }
             let count = Int(sqlite3_column_bytes(statement, index))
-            return .blob(Array(UnsafeRawBufferPointer(start: data, count: count)))
+            return .bytes(Array(UnsafeRawBufferPointer(start: data, count: count)))
         default:
             return .null
         }

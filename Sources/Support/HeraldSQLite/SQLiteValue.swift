@@ -1,21 +1,7 @@
-/// A single SQLite value, used both for statement bindings and for result columns.
-public enum SQLiteValue: Sendable, Hashable {
-    /// SQL `NULL`.
-    case null
-    /// A 64-bit signed integer (`INTEGER` storage class).
-    case integer(Int64)
-    /// An IEEE 754 double (`REAL` storage class).
-    case real(Double)
-    /// UTF-8 text (`TEXT` storage class).
-    case text(String)
-    /// Raw bytes (`BLOB` storage class). An empty array binds a zero-length blob, not `NULL`.
-    case blob([UInt8])
-}
+import HeraldSQL
 
-extension SQLiteValue {
-    /// `true` when the value is ``SQLiteValue/null``.
-    public var isNull: Bool {
-        if case .null = self { return true }
-        return false
-    }
-}
+/// A single SQLite value, for statement bindings and result columns: HeraldSQL's shared value.
+/// SQLite binds ``SQLValue/bool(_:)`` as `1` or `0` and reads its storage classes as
+/// ``SQLValue/integer(_:)``, ``SQLValue/real(_:)``, ``SQLValue/text(_:)`` and ``SQLValue/bytes(_:)``
+/// (an empty blob reads as empty bytes).
+public typealias SQLiteValue = SQLValue
