@@ -57,6 +57,23 @@ public struct ChannelConformance: Sendable {
         public var description: String { name }
     }
 
+    /// What to change for each rule, for people (`herald channels check` prints it under a violation).
+    public static let fixes: [String: String] = [
+        "one-result-per-target":
+            "return exactly one DeliveryResult per target, made from the target (.delivered(target), .retry(target, …)), so it carries its deliveryId and device",
+        "no-throw": "the factory must accept the config it documents; deliver must turn every failure into a result",
+        "idempotency-key":
+            "send the target's deliveryId as the provider's idempotency key (a header such as idempotency-key, or a field in the body), the same on every attempt",
+        "dead-only-permanent":
+            "answer dead only for the provider's \"token is gone\" answers (list them as deadAnswers / --dead STATUS); anything else is retry or failed",
+        "no-secret-logged":
+            "never log device secret fields or credentials; give the logger your secrets with withSecrets(_:)",
+        "retry-transient":
+            "answer retry for 429, 5xx, timeouts and connection failures: they say nothing about the device",
+        "retry-after":
+            "pass the provider's Retry-After on as the result's retryAfter (RetryAfter.parse(response, now:))",
+    ]
+
     /// A broken rule.
     public struct Violation: Error, Sendable, CustomStringConvertible, Equatable {
         /// Which rule (`one-result-per-target`, `no-throw`, `idempotency-key`, `dead-only-permanent`,
@@ -108,6 +125,9 @@ public struct ChannelConformance: Sendable {
     public var idempotencyKey: (@Sendable (HTTPRequest) -> String?)?
     /// Further secret values that must never be logged.
     public var secrets: [String]
+    /// Builds the channel's config instead of reading ``config`` as YAML: `herald channels check`
+    /// passes the channel's node from the operator's config file. nil reads ``config``.
+    public var makeConfig: (@Sendable () throws -> ChannelConfig)?
 
     /// Creates a check.
     public init(
@@ -153,6 +173,7 @@ public struct ChannelConformance: Sendable {
     public func run() async -> [Violation] {
         var violations: [Violation] = []
         var checkedRetry = false
+        var reportedKeyless = false
         let permanentNames = Set(deadAnswers.map(\.name))
         let all = answers.filter { !permanentNames.contains($0.name) } + deadAnswers
         for (n, scripted) in all.enumerated() {
@@ -182,15 +203,17 @@ public struct ChannelConformance: Sendable {
             if !scenario.isEmpty {
                 violations += Self.checkRetryRules(results, answer: scripted, permanent: permanent)
             }
-            if let idempotencyKey {
-                if let keyless = scenario.first(where: { (idempotencyKey($0) ?? "").isEmpty }) {
-                    violations.append(
-                        Violation(
-                            rule: "idempotency-key",
-                            message:
-                                "a request to \(keyless.url) carried no idempotency key (after answer \(scripted)); send the target's deliveryId as the provider's key"
-                        ))
-                }
+            if let idempotencyKey, !reportedKeyless,
+                let keyless = scenario.first(where: { (idempotencyKey($0) ?? "").isEmpty })
+            {
+                // Once per run; the URL by its host only (a path can carry a credential, as the Bot API's does).
+                reportedKeyless = true
+                violations.append(
+                    Violation(
+                        rule: "idempotency-key",
+                        message:
+                            "a request to \(Self.host(of: keyless.url)) carried no idempotency key (first after answer \(scripted))"
+                    ))
             }
             if !checkedRetry, let idempotencyKey, results.contains(where: { $0.outcome == .retry }) {
                 checkedRetry = true
@@ -221,6 +244,14 @@ public struct ChannelConformance: Sendable {
             await built.channel.shutdown()
         }
         return violations
+    }
+
+    /// `scheme://host/…` of `url`: what a report may show of it.
+    static func host(of url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return "…" }
+        let rest = url[scheme.upperBound...]
+        return url[..<scheme.upperBound] + (rest.split(separator: "/", maxSplits: 1).first.map(String.init) ?? "")
+            + "/…"
     }
 
     /// The devices' secret values: the common secret fields and those their platform's descriptor
@@ -266,9 +297,11 @@ public struct ChannelConformance: Sendable {
         (channel: any Channel, secrets: [String]), Violation
     > {
         do throws(any Error) {
-            let channelConfig = try TestConfig.channel(
-                config, name: factory.type, file: "conformance.yaml", environment: environment,
-                baseDirectory: baseDirectory, allowHosts: allowHosts)
+            let channelConfig =
+                try makeConfig?()
+                ?? TestConfig.channel(
+                    config, name: factory.type, file: "conformance.yaml", environment: environment,
+                    baseDirectory: baseDirectory, allowHosts: allowHosts)
             let clock = ManualClock()
             let context = ChannelContext(
                 name: factory.type, http: transport, clock: clock, random: FixedRandom(),

@@ -25,6 +25,8 @@ struct HeraldCLI {
           tokens new --name N [--namespaces a,b] [--scopes send,read]   a new API token and its config entry
           history [--namespace NS] [--id ID] [--limit N]
           event --id ID [--namespace NS] --kind received|tapped|dismissed|action [--action A] [--device-id D]
+          channels check NAME [--devices JSON] [--dead 410,404] [--idempotency-key header:N|json:a.b|none]
+                                                     run the conformance rules on a configured channel (1: violations)
           keys vapid [--channel NAME]                print the VAPID public key
           keys public --channel NAME                 print a channel's public key
 
@@ -269,6 +271,18 @@ struct HeraldCLI {
                     throw InputError(e.description)
                 }
             }
+        case "channels":
+            try args.allow(["format", "devices", "dead", "idempotency-key"])
+            guard args.positional.count >= 3, args.positional[1] == "check" else {
+                throw UsageError("channels needs: check NAME")
+            }
+            let config = try ConfigLoader.load(path: try configPath(args), registry: HeraldChannels.registry)
+            let outcome = try await ChannelsCommand.check(
+                name: args.positional[2], config: config, registry: HeraldChannels.registry,
+                devicesJSON: args.value("devices"), dead: args.value("dead"),
+                idempotencyKey: args.value("idempotency-key"))
+            if format == "json" { output(ChannelsCommand.json(outcome)) } else { print(ChannelsCommand.text(outcome)) }
+            return outcome.violations.isEmpty ? 0 : 1
         case "keys":
             try args.allow(["format", "channel", "rotate"])
             guard args.positional.count >= 2 else { throw UsageError("keys needs: vapid, or public --channel NAME") }
