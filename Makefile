@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build release demo test test-loaded test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-smoke attack-connections attack-front format lint clean
+.PHONY: deps build release demo test custom-herald test-loaded test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-smoke attack-connections attack-front format lint clean
 
 SWIFT ?= swift
 
@@ -24,6 +24,11 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# Examples/CustomHerald: a `herald` with the ntfy channel compiled in, built from Herald's products
+# and run through its README's steps as written (validate, channels check, send to a local ntfy).
+custom-herald: deps
+	python3 Tests/ServerTests/Scripts/readme_steps.py Examples/CustomHerald/README.md
 
 # The suite on a busy machine: two CPU-bound loops beside it, three runs in a row (RUNS=N to change).
 # Not part of CI; it shows the tests assert orders and reasons, not durations.

@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "HeraldHTTPTesting", targets: ["HeraldHTTPTesting"]),
         .library(name: "HeraldServer", targets: ["HeraldServer", "HeraldMHD"]),
         .executable(name: "herald", targets: ["herald"]),
+        .library(name: "HeraldCommand", targets: ["HeraldCommand"]),
+        .library(name: "NtfyChannel", targets: ["NtfyChannel"]),
         .executable(name: "herald-bench", targets: ["HeraldBench"]),
     ],
     targets: [
@@ -134,7 +136,12 @@ let package = Package(
             resources: [.copy("Resources/fake_http_server.py")]),
 
         // Executables.
-        .executableTarget(name: "herald", dependencies: ["Router", "HeraldChannels", "HeraldServer", "HeraldCrypto", "ChannelTesting"]),
+        // The command-line program as a library (a custom `herald` with more channel types is one
+        // main.swift: Examples/CustomHerald), and the shipped `herald` over the built-in types.
+        .target(
+            name: "HeraldCommand",
+            dependencies: ["Router", "HeraldChannels", "HeraldServer", "HeraldCrypto", "ChannelTesting"]),
+        .executableTarget(name: "herald", dependencies: ["HeraldCommand", "HeraldChannels"]),
         .executableTarget(
             name: "HeraldBench",
             dependencies: [

@@ -9,7 +9,9 @@ import Testing
 @Suite("Example READMEs run as written", .serialized)
 struct ExampleReadmeTests {
     static let root = ServeProcess.repositoryRoot
-    static let examples = ["PulseSiteKit", "HubPython", "HubTypeScript", "EmbeddedHub", "NtfyChannel", "web", "exec"]
+    static let examples = [
+        "PulseSiteKit", "HubPython", "HubTypeScript", "EmbeddedHub", "NtfyChannel", "web", "exec", "CustomHerald",
+    ]
 
     /// The folder of the binaries under test (`herald`, `EmbeddedHub`).
     static var binaries: String { URL(fileURLWithPath: ServeProcess.binary).deletingLastPathComponent().path }
@@ -23,7 +25,9 @@ struct ExampleReadmeTests {
         }
     }
 
-    @Test(arguments: examples)
+    /// CustomHerald's steps build a package of their own (Herald as its dependency): `make custom-herald`
+    /// runs them in CI, outside `swift test`, which holds this package's build lock.
+    @Test(arguments: examples.filter { $0 != "CustomHerald" })
     func stepsRunAsWritten(_ example: String) throws {
         for tool in ["python3", "curl", "openssl", "bash"] {
             try #require(Subprocess.find(tool) != nil, "\(tool) is needed (scripts/install-deps.sh)")

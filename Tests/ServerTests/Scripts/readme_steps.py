@@ -105,8 +105,12 @@ def main(argv):
     if show:
         print(text)
         return 0
-    root = os.path.dirname(readme)  # the repository root: the nearest folder up with a Package.swift
-    while not os.path.exists(os.path.join(root, "Package.swift")) and os.path.dirname(root) != root:
+    # The repository root: the nearest folder up with a Package.swift and a .git (an example can be a
+    # package of its own, as Examples/CustomHerald is).
+    root = os.path.dirname(os.path.abspath(readme))
+    while not (os.path.exists(os.path.join(root, "Package.swift")) and os.path.exists(os.path.join(root, ".git"))):
+        if os.path.dirname(root) == root:
+            sys.exit("readme_steps: no repository root (Package.swift and .git) above " + readme)
         root = os.path.dirname(root)
     scratch = tempfile.mkdtemp(prefix="readme-steps-")
     env = dict(os.environ, TMPDIR=scratch)

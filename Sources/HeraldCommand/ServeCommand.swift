@@ -54,7 +54,7 @@ enum ServeCommand {
 
     static func serve(configPath: String) async throws -> Int32 {
         try HeraldCLI.checkServerSection(configPath)
-        let router = try await Router(configPath: configPath, registry: HeraldChannels.registry)
+        let router = try await Router(configPath: configPath, registry: HeraldCLI.registry)
         do {
             let running = try ServerConfig(router.config)
             for w in try check(running, file: router.config.file) { eprint(w) }

@@ -6,7 +6,6 @@ import HeraldServer
 import Router
 
 /// The operator CLI (contract §2).
-@main
 struct HeraldCLI {
     static let usage = """
         usage: herald <command> [-c FILE] [--format text|json]
@@ -34,10 +33,9 @@ struct HeraldCLI {
         exit codes: 0 ok, 1 runtime failure, 2 usage, 65 invalid input or config
         """
 
-    static func main() async {
-        let code = await run(Array(CommandLine.arguments.dropFirst()))
-        exit(code)
-    }
+    /// The channel types this `herald` knows: the built-ins, and the plugins of a custom build
+    /// (``HeraldCommand/main(registry:arguments:)`` sets it for the whole run).
+    @TaskLocal static var registry: ChannelRegistry = HeraldChannels.registry
 
     static func run(_ argv: [String]) async -> Int32 {
         do {
@@ -73,7 +71,7 @@ struct HeraldCLI {
             try args.allow(["format", "offline"])
             let path = try configPath(args)
             let config = try Router.validate(
-                configPath: path, registry: HeraldChannels.registry, offline: args.flags.contains("offline"))
+                configPath: path, registry: HeraldCLI.registry, offline: args.flags.contains("offline"))
             _ = try ServerConfig(config)
             for w in config.warnings { eprint(w.description) }
             let routes = 1 + config.routes.namespaces.count
@@ -91,7 +89,7 @@ struct HeraldCLI {
         case "graph":
             try args.allow(["format"])
             let config = try ConfigLoader.load(
-                path: try configPath(args), registry: HeraldChannels.registry, offline: true)
+                path: try configPath(args), registry: HeraldCLI.registry, offline: true)
             _ = try ServerConfig(config)
             switch format {
             case "dot", "text": print(GraphRenderer.dot(config))
@@ -120,7 +118,7 @@ struct HeraldCLI {
             // as validate checks it.
             let path = try configPath(args)
             try checkServerSection(path, offline: true)
-            let plan = try Router.explain(notification, configPath: path, registry: HeraldChannels.registry)
+            let plan = try Router.explain(notification, configPath: path, registry: HeraldCLI.registry)
             if format == "json" { output(plan.json) } else { print(plan.text) }
             return 0
         case "devices":
@@ -276,9 +274,9 @@ struct HeraldCLI {
             guard args.positional.count >= 3, args.positional[1] == "check" else {
                 throw UsageError("channels needs: check NAME")
             }
-            let config = try ConfigLoader.load(path: try configPath(args), registry: HeraldChannels.registry)
+            let config = try ConfigLoader.load(path: try configPath(args), registry: HeraldCLI.registry)
             let outcome = try await ChannelsCommand.check(
-                name: args.positional[2], config: config, registry: HeraldChannels.registry,
+                name: args.positional[2], config: config, registry: HeraldCLI.registry,
                 devicesJSON: args.value("devices"), dead: args.value("dead"),
                 idempotencyKey: args.value("idempotency-key"))
             if format == "json" { output(ChannelsCommand.json(outcome)) } else { print(ChannelsCommand.text(outcome)) }
@@ -309,7 +307,7 @@ struct HeraldCLI {
             var lines: [Int] = []
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if let single = try? JSONValue.parse(trimmed) {
-                devices.append(try HeraldChannels.registry.device(json: single))
+                devices.append(try HeraldCLI.registry.device(json: single))
                 lines.append(1)
             } else {
                 // Lines end in "\n" or "\r\n" (one Character); count the blank ones trimmed off the top.
@@ -318,7 +316,7 @@ struct HeraldCLI {
                     .enumerated()
                 where !line.trimmingCharacters(in: .whitespaces).isEmpty {
                     do {
-                        devices.append(try HeraldChannels.registry.device(jsonText: String(line)))
+                        devices.append(try HeraldCLI.registry.device(jsonText: String(line)))
                         lines.append(leading + n + 1)
                     } catch {
                         throw InputError("line \(leading + n + 1): \(error.description) (nothing was stored)")
@@ -420,7 +418,7 @@ struct HeraldCLI {
     static func withRouter(_ args: Arguments, _ body: (Router) async throws -> Int32) async throws -> Int32 {
         let path = try configPath(args)
         try checkServerSection(path)
-        let router = try await Router(configPath: path, registry: HeraldChannels.registry)
+        let router = try await Router(configPath: path, registry: HeraldCLI.registry)
         do {
             let code = try await body(router)
             await router.shutdown()
@@ -436,7 +434,7 @@ struct HeraldCLI {
     /// also for the commands that do not serve (the router keeps the section as a node; HeraldServer
     /// reads it).
     static func checkServerSection(_ path: String, offline: Bool = false) throws {
-        _ = try ServerConfig(ConfigLoader.load(path: path, registry: HeraldChannels.registry, offline: offline))
+        _ = try ServerConfig(ConfigLoader.load(path: path, registry: HeraldCLI.registry, offline: offline))
     }
 
     /// Reloads `router`'s config file all or nothing: a new config whose `server:` section is invalid
