@@ -34,7 +34,7 @@ let yaml = """
 func removeStore() { try? FileManager.default.removeItem(atPath: home) }
 
 var registry = HeraldChannels.registry
-registry.register(NtfyChannel.factory)  // a plugin channel, registered by its type: name
+try registry.register(NtfyChannel.factory)  // a plugin channel, registered by its type: name
 
 do {
     let config = try ConfigLoader.parse(yaml, file: "embedded.yaml", registry: registry)

@@ -16,7 +16,7 @@ import Foundation
 /// Register it before loading the config:
 /// ```swift
 /// var registry = HeraldChannels.registry
-/// registry.register(NtfyChannel.factory)
+/// try registry.register(NtfyChannel.factory)
 /// ```
 public struct NtfyChannel: Channel {
     /// The ntfy server base URL.

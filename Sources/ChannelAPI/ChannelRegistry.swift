@@ -8,21 +8,34 @@ public struct ChannelRegistry: Sendable {
     /// An empty registry.
     public init() {}
 
-    /// A registry holding `factories`.
-    public init(_ factories: [ChannelFactory]) {
-        for f in factories { register(f) }
+    /// A registry holding `factories`; throws when two of them have one `type:` name or declare one
+    /// platform.
+    public init(_ factories: [ChannelFactory]) throws(RegistryConflict) {
+        for f in factories { try register(f) }
     }
 
-    /// Adds (or replaces) the factory for its `type`, and the platforms it declares (a later
-    /// declaration of the same platform name replaces the earlier one).
-    public mutating func register(_ factory: ChannelFactory) {
+    /// A registry holding one factory (one factory cannot conflict with itself).
+    public init(_ factory: ChannelFactory) {
         factories[factory.type] = factory
         for p in factory.platforms { descriptors[p.name] = p }
     }
 
-    /// Adds (or replaces) a platform declaration without a factory: for a registry whose factories
-    /// serve platforms another module declares (a test double standing in for a built-in channel).
-    public mutating func register(platform: PlatformDescriptor) {
+    /// Adds the factory for its `type`, and the platforms it declares. Refuses a type or a platform
+    /// already registered (a plugin never replaces a built-in silently): nothing is added then.
+    public mutating func register(_ factory: ChannelFactory) throws(RegistryConflict) {
+        if factories[factory.type] != nil { throw RegistryConflict(kind: .type, name: factory.type) }
+        if let taken = factory.platforms.first(where: { descriptors[$0.name] != nil }) {
+            throw RegistryConflict(kind: .platform, name: taken.name)
+        }
+        factories[factory.type] = factory
+        for p in factory.platforms { descriptors[p.name] = p }
+    }
+
+    /// Adds a platform declaration without a factory: for a registry whose factories serve platforms
+    /// another module declares (a test double standing in for a built-in channel). Refuses a platform
+    /// already declared.
+    public mutating func register(platform: PlatformDescriptor) throws(RegistryConflict) {
+        if descriptors[platform.name] != nil { throw RegistryConflict(kind: .platform, name: platform.name) }
         descriptors[platform.name] = platform
     }
 
@@ -85,5 +98,34 @@ public struct ChannelRegistry: Sendable {
     /// The values of every secret field of `device`'s platform.
     public func secretValues(of device: Device) -> [String] {
         device.secretValues(extraSecretFields: descriptors[device.platform]?.secretFields ?? [])
+    }
+}
+
+/// A second registration of a channel type or platform name (``ChannelRegistry/register(_:)``).
+public struct RegistryConflict: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is registered twice.
+    public enum Kind: String, Sendable {
+        /// A `type:` name.
+        case type
+        /// A platform name.
+        case platform
+    }
+
+    /// What is registered twice.
+    public var kind: Kind
+    /// Its name.
+    public var name: String
+
+    /// Creates a conflict.
+    public init(kind: Kind, name: String) {
+        self.kind = kind
+        self.name = name
+    }
+
+    /// `channel type 'ntfy' is already registered`.
+    public var description: String {
+        kind == .type
+            ? "channel type '\(name)' is already registered"
+            : "platform '\(name)' is already declared by another module"
     }
 }

@@ -13,7 +13,7 @@ enum RouterBench {
     ) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let registry = ChannelRegistry([recorder.factory(type: "rec", platforms: ["phone"])])
+        let registry = try ChannelRegistry([recorder.factory(type: "rec", platforms: ["phone"])])
         let yaml = """
             version: 1
             store: { path: \(dir.path)/herald.db }

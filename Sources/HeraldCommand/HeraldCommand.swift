@@ -13,7 +13,7 @@ import HeraldChannels
 /// import NtfyChannel
 ///
 /// var registry = HeraldChannels.registry
-/// registry.register(NtfyChannel.factory)
+/// try registry.register(NtfyChannel.factory)   // a taken type or platform throws
 /// await HeraldCommand.main(registry: registry)
 /// ```
 ///

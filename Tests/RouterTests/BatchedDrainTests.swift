@@ -19,7 +19,7 @@ import Testing
     {
         let sink = RecordingChannel()
         let fcm = RecordingChannel()
-        let registry = ChannelRegistry([
+        let registry = try ChannelRegistry([
             sink.factory(type: "rec-sink", platforms: []), fcm.factory(type: "rec-fcm", platforms: ["phone"]),
         ])
         let config = try ConfigLoader.parse(

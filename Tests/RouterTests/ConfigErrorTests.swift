@@ -7,8 +7,8 @@ import Testing
 /// Every config error names file, line and column.
 @Suite struct ConfigErrorTests {
     static let registry: ChannelRegistry = {
-        var r = ChannelRegistry([RecordingChannel().factory(type: "rec", platforms: ["ios"])])
-        r.register(
+        var r = ChannelRegistry(RecordingChannel().factory(type: "rec", platforms: ["ios"]))
+        try? r.register(
             ChannelFactory(type: "strict", defaultPlatforms: []) { config, _ throws(ConfigError) in
                 _ = try config.requiredString("url")
                 _ = try config.int("port", in: 1...65535)

@@ -55,7 +55,7 @@ import Testing
             message: "retry.attempts must be an integer"),
     ]
 
-    static let registry = ChannelRegistry([RecordingChannel().factory(type: "rec", platforms: ["ios"])])
+    static let registry = ChannelRegistry(RecordingChannel().factory(type: "rec", platforms: ["ios"]))
 
     @Test(arguments: cases) func numberIsAPositionedError(_ c: Case) throws {
         do {

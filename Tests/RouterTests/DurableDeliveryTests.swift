@@ -211,7 +211,7 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let file = dir.appendingPathComponent("herald.yaml").path
         let recorder = RecordingChannel()
-        let registry = ChannelRegistry([recorder.factory(type: "rec", platforms: ["phone"])])
+        let registry = try ChannelRegistry([recorder.factory(type: "rec", platforms: ["phone"])])
         let good =
             "version: 1\nstore: { path: \(dir.path)/h.db }\nchannels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n"
         try good.write(toFile: file, atomically: true, encoding: .utf8)

@@ -17,7 +17,7 @@ import Testing
         _ yaml: String, server: FakeHTTPServer, clock: any HeraldClock = SystemClock(), passBudget: Duration? = nil
     ) async throws -> Router {
         var registry = HeraldChannels.registry
-        registry.register(NtfyChannel.factory)
+        try registry.register(NtfyChannel.factory)
         let config = try ConfigLoader.parse(
             "version: 1\nstore: { path: \(Harness.tempPath()) }\n" + yaml, registry: registry)
         var options = RouterOptions(

@@ -94,7 +94,7 @@ import Testing
         func router(_ channel: any Channel, store: (any HeraldStore)?) async throws -> Router {
             let factory = ChannelFactory(type: "rec", defaultPlatforms: ["phone"]) { _, _ throws(ConfigError) in channel
             }
-            let registry = ChannelRegistry([factory])
+            let registry = try ChannelRegistry([factory])
             let config = try ConfigLoader.parse("version: 1\nstore: { path: \(path) }\n" + yaml, registry: registry)
             var options = RouterOptions(clock: clock, random: FixedRandom(), logSink: RecordingLogSink(), store: store)
             options.leaseDuration = .milliseconds(300)

@@ -156,7 +156,7 @@ import Testing
     /// The device counts are read only for an applicable `unless-registered` step; with empty
     /// counts the outline of any other route is the same.
     @Test func deviceCountsAreNeededOnlyForUnlessRegistered() throws {
-        let registry = ChannelRegistry([
+        let registry = try ChannelRegistry([
             RecordingChannel().factory(type: "rec", platforms: ["ios"]),
             RecordingChannel().factory(type: "s", platforms: []),
         ])
@@ -183,7 +183,7 @@ import Testing
     }
 
     @Test func planIsPureData() throws {
-        let registry = ChannelRegistry([
+        let registry = try ChannelRegistry([
             RecordingChannel().factory(type: "rec", platforms: ["ios"]),
             RecordingChannel().factory(type: "s", platforms: []),
         ])

@@ -14,7 +14,7 @@ import Testing
         let server = try await FakeHTTPServer.start()
         try await server.route("/", [FakeHTTPResponse.json(200, #"{"id":"abc"}"#)])
         var registry = HeraldChannels.registry
-        registry.register(NtfyChannel.factory)
+        try registry.register(NtfyChannel.factory)
         let yaml = """
             version: 1
             store: { path: \(Harness.tempPath()) }
@@ -49,7 +49,7 @@ import Testing
     /// no socket, and the route's retry and fallback come from the scripted answers.
     @Test func aYAMLRouteRunsOverAScriptedTransport() async throws {
         var registry = HeraldChannels.registry
-        registry.register(NtfyChannel.factory)
+        try registry.register(NtfyChannel.factory)
         let http = ScriptedTransport()
         http.route("https://primary.example/", [.json(503, "{}")])
         http.route("https://backup.example/", [.json(200, #"{"id":"1"}"#)])
@@ -79,7 +79,7 @@ import Testing
     /// name; a name no module declares is still an unknown field.
     @Test func aPluginPlatformCarriesItsOwnOptions() async throws {
         var registry = HeraldChannels.registry
-        registry.register(NtfyChannel.factory)
+        try registry.register(NtfyChannel.factory)
         let http = ScriptedTransport()
         http.route("https://ntfy.example/", [.json(200, "{}")])
         let yaml = """
@@ -118,7 +118,7 @@ import Testing
     /// unregister-by-token removes it) and its `topic` redacted by name.
     @Test func ntfyDeclaresItsPlatform() async throws {
         var registry = HeraldChannels.registry
-        registry.register(NtfyChannel.factory)
+        try registry.register(NtfyChannel.factory)
         let descriptor = try #require(registry.platform("ntfy"))
         #expect(descriptor.secretFields == ["topic"])
         let yaml = """

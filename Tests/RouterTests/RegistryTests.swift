@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldChannels
 import Router
 import RouterTesting
 import Testing
@@ -178,5 +179,35 @@ import Testing
         #expect(low.hasSuffix("-000000000001"))
         let wrapped = UUIDGenerator.seriesMember(prefix: series.prefix, base: (1 << 48) - 1, 1)
         #expect(wrapped.hasSuffix("-000000000000"), "the counter is 48 bits and wraps")
+    }
+
+    /// Issue 34 §4: a second registration of a type or a platform is refused, not a silent replacement.
+    @Test func aSecondRegistrationOfATypeOrPlatformIsRefused() throws {
+        var registry = HeraldChannels.registry
+        #expect(throws: RegistryConflict(kind: .type, name: "apns")) {
+            try registry.register(ChannelFactory(type: "apns", defaultPlatforms: ["ios"]) { _, _ in LogStub() })
+        }
+        let stealsIOS = ChannelFactory(
+            type: "my-apns", defaultPlatforms: ["ios"],
+            platforms: [
+                PlatformDescriptor(name: "ios", address: { _ in nil }, validate: { _ throws(ValidationError) in })
+            ]
+        ) { _, _ in LogStub() }
+        #expect(throws: RegistryConflict(kind: .platform, name: "ios")) { try registry.register(stealsIOS) }
+        #expect(registry.factory(for: "my-apns") == nil, "a refused registration adds nothing")
+        #expect(throws: RegistryConflict.self) {
+            try registry.register(
+                platform: PlatformDescriptor(
+                    name: "web", address: { _ in nil }, validate: { _ throws(ValidationError) in }))
+        }
+        // The built-in list is distinct, so HeraldChannels.registry holds all of it.
+        let builtIn = try ChannelRegistry(HeraldChannels.factories)
+        #expect(builtIn.types == HeraldChannels.registry.types)
+        #expect(HeraldChannels.registry.types.count == HeraldChannels.factories.count)
+        #expect(RegistryConflict(kind: .type, name: "ntfy").description == "channel type 'ntfy' is already registered")
+    }
+
+    struct LogStub: Channel {
+        func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] { [] }
     }
 }

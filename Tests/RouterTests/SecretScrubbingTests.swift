@@ -36,8 +36,8 @@ private struct EchoingChannel: Channel {
     @Test func configDeviceAndChannelSecretsNeverReachReportHistoryOrStore() async throws {
         let path = Harness.tempPath()
         let apiToken = "tok:live-7f3a9c1e2b4d6f8a0c2e4a6b8d0f1a3c"
-        var registry = ChannelRegistry([])
-        registry.register(EchoingChannel.factory)
+        var registry = try ChannelRegistry([])
+        try registry.register(EchoingChannel.factory)
         let yaml = """
             version: 1
             store: { path: \(path) }

@@ -8,7 +8,7 @@ import Testing
 /// with positions.
 @Suite struct StoreConfigTests {
     static let rest = "channels:\n  a: { type: rec }\nroutes:\n  default:\n    - deliver: [a]\n"
-    static let registry = ChannelRegistry([RecordingChannel().factory(type: "rec", platforms: ["ios"])])
+    static let registry = ChannelRegistry(RecordingChannel().factory(type: "rec", platforms: ["ios"]))
 
     static func parse(_ store: String, environment: [String: String] = [:]) throws(ConfigError) -> HeraldConfig {
         try ConfigLoader.parse(

@@ -554,7 +554,7 @@ final class RecordRefusingStore: HeraldStore {
         let store = try RecordRefusingStore(path: path)
         let apns = RecordingChannel()
         let fcm = RecordingChannel()
-        let registry = ChannelRegistry([
+        let registry = try ChannelRegistry([
             apns.factory(type: "rec-apns", platforms: ["ios"]), fcm.factory(type: "rec-fcm", platforms: ["phone"]),
         ])
         let config = try ConfigLoader.parse(

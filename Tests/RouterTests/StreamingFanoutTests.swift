@@ -18,7 +18,7 @@ import Testing
         async throws -> (Router, RecordingChannel)
     {
         let fcm = RecordingChannel()
-        let registry = ChannelRegistry([fcm.factory(type: "rec-fcm", platforms: ["phone"])])
+        let registry = try ChannelRegistry([fcm.factory(type: "rec-fcm", platforms: ["phone"])])
         let config = try ConfigLoader.parse(
             """
             version: 1

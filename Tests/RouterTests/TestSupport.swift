@@ -38,7 +38,7 @@ struct Harness {
         let webpush = RecordingChannel()
         let telegram = RecordingChannel()
         let sink = RecordingChannel()
-        var registry = ChannelRegistry([
+        var registry = try ChannelRegistry([
             apns.factory(type: "rec-apns", platforms: ["ios"]),
             fcm.factory(type: "rec-fcm", platforms: ["phone", "wear"]),
             webpush.factory(type: "rec-webpush", platforms: ["web"]),
@@ -46,7 +46,7 @@ struct Harness {
             sink.factory(type: "rec-sink", platforms: []),
         ])
         // The recording channels stand in for the built-in ones: the built-in modules declare the platforms.
-        for p in HeraldChannels.registry.platforms { registry.register(platform: p) }
+        for p in HeraldChannels.registry.platforms { try registry.register(platform: p) }
         let path = try storePath ?? store.newLocation()
         let storeLine = path.hasPrefix("postgresql://") ? "store: { url: \"\(path)\" }" : "store: { path: \(path) }"
         let text = "version: 1\n\(storeLine)\n" + channels + "\n" + routes

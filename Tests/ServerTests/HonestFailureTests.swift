@@ -35,8 +35,8 @@ import Testing
         clock: ManualClock, log: RecordingLogSink, store: (String) throws -> any HeraldStore
     ) async throws -> (HeraldAPI, Router, String) {
         let fcm = RecordingChannel()
-        var registry = ChannelRegistry([fcm.factory(type: "rec-fcm", platforms: ["phone"])])
-        for p in HeraldChannels.registry.platforms { registry.register(platform: p) }
+        var registry = try ChannelRegistry([fcm.factory(type: "rec-fcm", platforms: ["phone"])])
+        for p in HeraldChannels.registry.platforms { try registry.register(platform: p) }
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-honest-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)

@@ -7,7 +7,7 @@ import Testing
 /// Issue 17: the `server:` section: values, defaults, and errors at their positions. The router keeps
 /// the section as a node; HeraldServer's `ServerConfig(_:)` reads it (issue 31 §5).
 @Suite struct ServerConfigTests {
-    static let registry = ChannelRegistry([RecordingChannel().factory(type: "rec", platforms: ["ios"])])
+    static let registry = ChannelRegistry(RecordingChannel().factory(type: "rec", platforms: ["ios"]))
     static let hash = String(repeating: "ab", count: 32)
 
     static func load(_ server: String, environment: [String: String] = [:]) throws(ConfigError) -> ServerConfig {

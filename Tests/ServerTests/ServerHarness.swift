@@ -84,10 +84,13 @@ struct ServerHarness {
         channels: String = ""
     ) async throws -> (Router, RecordingChannel, String) {
         let fcm = RecordingChannel()
-        var registry = ChannelRegistry(
+        var registry = try ChannelRegistry(
             [fcm.factory(type: "rec-fcm", platforms: ["phone"]), HookChannel.factory] + factories)
-        for p in HeraldChannels.registry.platforms { registry.register(platform: p) }
-        if let webpush = HeraldChannels.registry.factory(for: "webpush") { registry.register(webpush) }
+        if let webpush = HeraldChannels.registry.factory(for: "webpush") { try registry.register(webpush) }
+        // The recording channel stands in for FCM: the built-in modules declare the other platforms.
+        for p in HeraldChannels.registry.platforms where registry.platform(p.name) == nil {
+            try registry.register(platform: p)
+        }
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-serve-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)

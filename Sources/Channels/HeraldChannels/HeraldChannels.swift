@@ -11,7 +11,7 @@ import WebPushChannel
 ///
 /// ```swift
 /// var registry = HeraldChannels.registry
-/// registry.register(MyChannel.factory)   // a plugin adds its own type
+/// try registry.register(MyChannel.factory)   // a plugin adds its own type; a taken name throws
 /// ```
 public enum HeraldChannels {
     /// The built-in factories.
@@ -21,5 +21,6 @@ public enum HeraldChannels {
     ]
 
     /// A registry holding every built-in factory (and the platforms they declare).
-    public static let registry = ChannelRegistry(factories)
+    /// (The built-in types and platforms are distinct; `RegistryTests` checks that the list registers.)
+    public static let registry = (try? ChannelRegistry(factories)) ?? ChannelRegistry()
 }

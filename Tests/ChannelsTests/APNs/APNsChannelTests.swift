@@ -248,7 +248,7 @@ struct APNsChannelTests {
         }
         // The pushKey's format is checked once, by the `ios` descriptor.
         do {
-            _ = try ChannelRegistry([APNsChannel.factory]).validate(
+            _ = try ChannelRegistry(APNsChannel.factory).validate(
                 APNsTestSupport.device("x", token: "ef02", pushKey: Array(repeating: 1, count: 16)))
             Issue.record("a 16-byte pushKey must be refused")
         } catch {

@@ -394,7 +394,7 @@ struct FCMChannelTests {
 
     @Test("The phone/wear descriptor accepts FCM tokens and refuses bad pushKeys and tokens")
     func validation() throws {
-        let registry = ChannelRegistry([FCMChannel.factory])
+        let registry = ChannelRegistry(FCMChannel.factory)
         let good = FCMFixture.phone("a", pushKey: Base64.encode(Array(repeating: 1, count: 32)))
         #expect(try registry.validate(good).address == good.token)
         #expect(throws: ValidationError.self) {

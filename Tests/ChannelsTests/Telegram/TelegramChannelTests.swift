@@ -477,7 +477,7 @@ struct TelegramChannelTests {
 
     /// The `telegram` descriptor checks the chat id once (the channel no longer checks it again).
     @Test func validatesRegistrations() throws {
-        let registry = ChannelRegistry([TelegramChannel.factory])
+        let registry = ChannelRegistry(TelegramChannel.factory)
         #expect(try registry.validate(device(chat: -1_001_234_567_890)).address == "telegram:-1001234567890")
         #expect(try registry.validate(device(chat: "@alerts_channel")).address == "telegram:@alerts_channel")
         #expect(throws: ValidationError.self) { _ = try registry.validate(device(chat: "not a chat")) }
