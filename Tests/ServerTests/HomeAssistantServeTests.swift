@@ -120,6 +120,28 @@ struct HomeAssistantServeTests {
         }
     }
 
+    /// FCM outcomes through the relay, on the hub's side: `UNREGISTERED` is dead, a throttled or
+    /// unavailable FCM a retry, `INVALID_ARGUMENT` failed; each is one FCM request.
+    @Test(
+        arguments: [
+            (404, "UNREGISTERED", DeliveryState.dead), (429, "QUOTA_EXCEEDED", .retry),
+            (503, "UNAVAILABLE", .retry), (400, "INVALID_ARGUMENT", .failed),
+        ] as [(Int, String, DeliveryState)])
+    func fcmOutcomesComeThroughTheForwarder(status: Int, code: String, expected: DeliveryState) async throws {
+        try await RelayRig.with(relays: Self.relays, fcm: true, tls: true) { rig in
+            let hub = try #require(rig.hub)
+            try await rig.apnsAnswers(200)
+            let error =
+                #"{"error":{"code":\#(status),"message":"m","status":"\#(code)","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"\#(code)"}]}}"#
+            try await rig.fcmAnswers([.json(status, error)])
+            _ = try await hub.register(Self.device(rig, namespace: "ha", appId: Self.androidApp, token: Self.fcmToken))
+            let report = try await hub.send(Self.notification("ha"))
+            #expect(report.deliveries.map(\.state) == [expected], "\(report.deliveries.map(\.reason))")
+            let sends = try await rig.apns.requests().filter { $0.path == RelayRig.fcmSendPath }
+            #expect(sends.count == 1, "one delivery per accepted request, never two")
+        }
+    }
+
     /// HA Core's exact JSON from an independent client: 201 `{messageId, rateLimits}` (plain to APNs,
     /// encrypted to FCM), 429 with `rateLimits` past the daily limit, the dead-token shape, 400 for bad
     /// input with nothing sent.
