@@ -175,6 +175,25 @@ struct RelayRig {
         }
     }
 
+    /// Runs `body` with two relays (no hub) on one store and one fake APNs, stopping both afterwards.
+    static func pair(
+        relays: String, store: String, _ body: (RelayRig, RelayRig, FakeHTTPServer) async throws -> Void
+    ) async throws {
+        try await withFakeHTTPServer { apns in
+            let one = try await RelayRig.start(apns: apns, relays: relays, withHub: false, store: store)
+            let two = try await RelayRig.start(apns: apns, relays: relays, withHub: false, store: store)
+            do {
+                try await body(one, two, apns)
+            } catch {
+                await one.stop()
+                await two.stop()
+                throw error
+            }
+            await one.stop()
+            await two.stop()
+        }
+    }
+
     /// The APNs answer for every device request.
     func apnsAnswers(_ status: Int, _ reason: String? = nil, headers: [String: String] = [:]) async throws {
         try await apns.reset()
