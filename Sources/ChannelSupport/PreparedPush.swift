@@ -12,7 +12,8 @@ public struct PreparedPush: Sendable, Equatable {
     public var expiration: Int64
     /// The collapse id (APNs `apns-collapse-id`), truncated to the provider's limit; nil for none.
     public var collapseID: String?
-    /// The provider payload (APNs: the JSON body with `aps`).
+    /// The provider payload (APNs: the JSON body with `aps`; FCM: the HTTP v1 `message` object without
+    /// `token`, which the channel adds per target).
     public var payload: JSONValue
 
     /// Creates a prepared push.
@@ -27,10 +28,26 @@ public struct PreparedPush: Sendable, Equatable {
     }
 }
 
-/// A channel that can send a ``PreparedPush`` (the `apns` channel): what a relay protocol module
-/// delivers through.
+/// The provider form a ``PreparedPush``'s payload must have for a channel.
+public enum PreparedPushKind: String, Sendable, Equatable {
+    /// An APNs JSON body (`{"aps":…}`).
+    case apns
+    /// An FCM HTTP v1 `message` object without `token`.
+    case fcm
+}
+
+/// A channel that can send a ``PreparedPush`` (the `apns` and `fcm` channels): what a relay protocol
+/// module delivers through.
 public protocol PreparedPushSending: Sendable {
+    /// The payload form the channel sends (``PreparedPushKind/apns`` unless the channel says otherwise).
+    var preparedKind: PreparedPushKind { get }
+
     /// Sends `push` to every target (each target's device carries `token` and, for APNs, an optional
     /// `environment`); one result per target.
     func deliver(prepared push: PreparedPush, to targets: [DeliveryTarget]) async -> [DeliveryResult]
+}
+
+extension PreparedPushSending {
+    /// APNs, the form of the first prepared-push channel.
+    public var preparedKind: PreparedPushKind { .apns }
 }

@@ -18,9 +18,11 @@ struct RelayRig {
     let relayLog: RecordingLogSink
     let hub: Router?
     let home: String
+    /// `https` when B terminates TLS itself (`tls: true`), else `http`.
+    var scheme = "http"
 
     /// B's base URL.
-    var base: String { "http://127.0.0.1:\(server.port)" }
+    var base: String { "\(scheme)://127.0.0.1:\(server.port)" }
 
     /// A hex APNs device token.
     static let token = String(repeating: "ab12", count: 16)
@@ -32,14 +34,22 @@ struct RelayRig {
 
     /// `relays` is the YAML under `server.relays` (indented by four spaces).
     /// `store` replaces the relay's SQLite store (`store: { url: … }` for PostgreSQL).
+    /// `fcm` adds an `fcm` channel to B whose OAuth and send endpoints are the same fake server
+    /// (``fcmSendPath``, `/token`). `tls` has B terminate TLS with a fresh self-signed certificate
+    /// the hub trusts (Home Assistant devices need an https `pushUrl`).
     static func start(
-        apns: FakeHTTPServer, relays: String, withHub: Bool = true, store: String? = nil
+        apns: FakeHTTPServer, relays: String, withHub: Bool = true, store: String? = nil, fcm: Bool = false,
+        tls: Bool = false
     ) async throws -> RelayRig {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-relay-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         let p8 = home + "/AuthKey.p8"
         try P256PrivateKey().pemRepresentation.write(toFile: p8, atomically: true, encoding: .utf8)
+        let fcmChannel =
+            fcm
+            ? "  fcm: { type: fcm, service-account: \(try fcmAccount(home, apns)), endpoint: \"\(apns.baseURL)\" }\n"
+            : ""
         let apnsKeys =
             "type: apns, key-p8: \(p8), key-id: TESTKEY123, team-id: TEAM123456, topic: com.example.app"
         let text = """
@@ -49,7 +59,7 @@ struct RelayRig {
             channels:
               apns: { \(apnsKeys), endpoints: { production: "\(apns.baseURL)", sandbox: "\(apns.baseURL)/sandbox" } }
               direct: { \(apnsKeys), encryption: hapi-v1, endpoints: { production: "\(apns.baseURL)" } }
-            routes:
+            \(fcmChannel)routes:
               default: []
               namespaces:
                 direct:
@@ -58,7 +68,7 @@ struct RelayRig {
               tokens:
                 - { name: hub, sha256: \(TokenAuthenticator.sha256Hex(of: relayToken)), scopes: [relay] }
                 - { name: reader, sha256: \(TokenAuthenticator.sha256Hex(of: readToken)), scopes: [read] }
-              relays:
+            \(tls ? "  tls: { cert: \(try selfSigned(home)), key: \(home)/tls-key.pem }\n" : "")  relays:
             \(relays)
             """
         let config = try ConfigLoader.parse(text, registry: HeraldChannels.registry)
@@ -73,9 +83,12 @@ struct RelayRig {
             let hubText = """
                 version: 1
                 store: { path: \(home)/hub.db }
+                \(tls ? "tls: { ca-file: \(home)/tls-cert.pem }\n" : "")
                 channels:
                   hapi: { type: relay, protocol: hapi, url: "http://127.0.0.1:\(server.port)" }
                   oc: { type: relay, protocol: openchamber, url: "http://127.0.0.1:\(server.port)/v1/push/send" }
+                  ha: { type: relay, protocol: home-assistant, allow-hosts: ["127.0.0.1"] }
+                  has: { type: relay, protocol: home-assistant, encryption: secretbox, allow-hosts: ["127.0.0.1"] }
                 routes:
                   default: []
                   namespaces:
@@ -83,13 +96,19 @@ struct RelayRig {
                       - deliver: [hapi]
                     oc:
                       - deliver: [oc]
+                    ha:
+                      - deliver: [ha]
+                    has:
+                      - deliver: [has]
                 """
             let hubConfig = try ConfigLoader.parse(hubText, registry: HeraldChannels.registry)
             hub = try await Router(
                 config: hubConfig, registry: HeraldChannels.registry,
                 options: RouterOptions(logSink: RecordingLogSink()))
         }
-        return RelayRig(apns: apns, relay: relay, server: server, relayLog: log, hub: hub, home: home)
+        return RelayRig(
+            apns: apns, relay: relay, server: server, relayLog: log, hub: hub, home: home,
+            scheme: tls ? "https" : "http")
     }
 
     func stop() async {
@@ -99,12 +118,53 @@ struct RelayRig {
         try? FileManager.default.removeItem(atPath: home)
     }
 
+    /// Writes a self-signed certificate for 127.0.0.1 (`tls-cert.pem`, `tls-key.pem`) into `home`; the
+    /// certificate's path.
+    static func selfSigned(_ home: String) throws -> String {
+        let r = try Subprocess.run(
+            executable: "openssl",
+            arguments: [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", home + "/tls-key.pem",
+                "-out", home + "/tls-cert.pem",
+            ])
+        guard r.succeeded else { throw FakeHTTPServerError("openssl req: \(r.stderr)") }
+        return home + "/tls-cert.pem"
+    }
+
+    /// The fake FCM's send path (project `relay-test`).
+    static let fcmSendPath = "/v1/projects/relay-test/messages:send"
+
+    /// Writes a service account (a fresh RSA key, `token_uri` on the fake) into `home`; its path.
+    static func fcmAccount(_ home: String, _ fake: FakeHTTPServer) throws -> String {
+        let keyPath = home + "/sa-key.pem"
+        let gen = try Subprocess.run(
+            executable: "openssl",
+            arguments: ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath])
+        guard gen.succeeded else { throw FakeHTTPServerError("openssl genpkey: \(gen.stderr)") }
+        let account: JSONValue = [
+            "type": "service_account", "project_id": "relay-test", "private_key_id": "k1",
+            "private_key": .string(try String(contentsOfFile: keyPath, encoding: .utf8)),
+            "client_email": "herald@relay-test.iam.gserviceaccount.com", "token_uri": .string(fake.baseURL + "/token"),
+        ]
+        try account.canonicalString.write(toFile: home + "/sa.json", atomically: true, encoding: .utf8)
+        return home + "/sa.json"
+    }
+
+    /// The fake FCM's answers: an access token, then `send` for every message.
+    func fcmAnswers(_ send: [FakeHTTPResponse]) async throws {
+        try await apns.route(
+            "/token", [.json(200, #"{"access_token":"ya29.relay-test","expires_in":3600,"token_type":"Bearer"}"#)])
+        try await apns.route(Self.fcmSendPath, send)
+    }
+
     /// Runs `body` with a started rig and a fake APNs, stopping both afterwards.
     static func with(
-        relays: String, withHub: Bool = true, _ body: (RelayRig) async throws -> Void
+        relays: String, withHub: Bool = true, fcm: Bool = false, tls: Bool = false,
+        _ body: (RelayRig) async throws -> Void
     ) async throws {
         try await withFakeHTTPServer { apns in
-            let rig = try await RelayRig.start(apns: apns, relays: relays, withHub: withHub)
+            let rig = try await RelayRig.start(apns: apns, relays: relays, withHub: withHub, fcm: fcm, tls: tls)
             do {
                 try await body(rig)
             } catch {
@@ -112,6 +172,25 @@ struct RelayRig {
                 throw error
             }
             await rig.stop()
+        }
+    }
+
+    /// Runs `body` with two relays (no hub) on one store and one fake APNs, stopping both afterwards.
+    static func pair(
+        relays: String, store: String, _ body: (RelayRig, RelayRig, FakeHTTPServer) async throws -> Void
+    ) async throws {
+        try await withFakeHTTPServer { apns in
+            let one = try await RelayRig.start(apns: apns, relays: relays, withHub: false, store: store)
+            let two = try await RelayRig.start(apns: apns, relays: relays, withHub: false, store: store)
+            do {
+                try await body(one, two, apns)
+            } catch {
+                await one.stop()
+                await two.stop()
+                throw error
+            }
+            await one.stop()
+            await two.stop()
         }
     }
 

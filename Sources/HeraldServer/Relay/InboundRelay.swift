@@ -109,5 +109,7 @@ public struct InboundRelayModule: Sendable {
     }
 
     /// The modules `herald serve` knows.
-    public static let builtIn: [InboundRelayModule] = [HapiRelayServer.module, OpenChamberRelayServer.module]
+    public static let builtIn: [InboundRelayModule] = [
+        HapiRelayServer.module, OpenChamberRelayServer.module, HomeAssistantForwarder.module,
+    ]
 }
