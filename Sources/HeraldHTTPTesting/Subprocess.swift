@@ -211,8 +211,11 @@ public enum Subprocess {
             launch.run()
             done.signal()
         }
+        // One start at a time in the whole process (ProcessSpawn), the exec channel's included.
+        ProcessSpawn.lock.lock()
         thread.start()
         done.wait()
+        ProcessSpawn.lock.unlock()
         if let error = launch.error { throw error }
     }
 

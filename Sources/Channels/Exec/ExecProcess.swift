@@ -50,14 +50,14 @@ final class ExecProcess: Sendable {
         // visible to Swift): `sh -c 'cd "$0" && exec "$@"' DIR PROGRAM ARGS…`.
         let argv = directory.map { ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", $0] + argv } ?? argv
         let program = argv[0]
-        spawning.lock()
-        defer { spawning.unlock() }
+        ProcessSpawn.lock.lock()
+        defer { ProcessSpawn.lock.unlock() }
         signal(SIGPIPE, SIG_IGN)
         var fds: [[Int32]] = []
         for _ in 0..<3 {
             var p: [Int32] = [-1, -1]
             // Both ends close-on-exec at once after creation (`pipe2` is not visible to Swift here):
-            // spawns are serialised by `spawning`, so no other plugin start can inherit them.
+            // spawns are serialised by `ProcessSpawn.lock`, so no other plugin start can inherit them.
             guard pipe(&p) == 0, fcntl(p[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(p[1], F_SETFD, FD_CLOEXEC) == 0 else {
                 if p[0] >= 0 { close(p[0]) }
                 if p[1] >= 0 { close(p[1]) }
@@ -184,7 +184,6 @@ final class ExecProcess: Sendable {
 }
 
 /// Serialises plugin starts: their pipes are made close-on-exec just after creation.
-private let spawning = NSLock()
 
 /// Calls `body` with a NULL-terminated C array of copies of `strings`.
 private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {

@@ -1,4 +1,4 @@
-import HeraldSync
+import Foundation
 
 /// One timer for many deadlines: the outer bound of every `deliver` call is watched here instead of
 /// by a sleeping task of its own.
@@ -6,9 +6,14 @@ import HeraldSync
 /// A bound almost never fires: the call returns long before it and the deadline is removed. A
 /// sleeping task per call still cost a dispatch timer to arm and to cancel, which was about a fifth
 /// of a drain worker's CPU when each notification had one delivery (one `deliver` call each). Here
-/// one task sleeps until the earliest deadline; adding a later deadline, or removing one, touches
-/// only a dictionary under a lock.
-final class DeadlineWatch: Sendable {
+/// one thread waits until the earliest deadline; adding a later deadline, or removing one, touches
+/// only a dictionary under a lock, and only an earlier deadline wakes the thread.
+///
+/// A thread, not a task: a deadline is what cuts a call that holds up its worker, so it must fire on
+/// time when the concurrency pool is busy (two cores, every thread of the pool blocked or running
+/// long work). A sleeping task waited for a free pool thread, and in full test runs on a loaded
+/// machine a deadline was seen to fire more than 90 s late.
+final class DeadlineWatch: @unchecked Sendable {
     /// The watch every executor uses.
     static let shared = DeadlineWatch()
 
@@ -17,74 +22,81 @@ final class DeadlineWatch: Sendable {
         let fire: @Sendable () -> Void
     }
 
-    private struct State {
-        var entries: [Int: Entry] = [:]
-        var nextId = 0
-        /// The sleeping task's generation and the instant it wakes at; nil when none sleeps.
-        var sleeper: (generation: Int, wake: ContinuousClock.Instant)?
-        var generation = 0
-    }
-
-    private let state = Locked(State())
+    // Everything below is guarded by `condition`.
+    private let condition = NSCondition()
+    private var entries: [Int: Entry] = [:]
+    private var nextId = 0
+    private var started = false
+    /// The deadline the thread waits for; nil while it waits for any entry (or has not started).
+    private var waitingUntil: ContinuousClock.Instant?
     private let clock = ContinuousClock()
 
-    /// How many deadlines are watched (for tests).
-    var count: Int { state.withLock { $0.entries.count } }
+    /// Deadlines not yet fired or removed.
+    var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return entries.count
+    }
 
-    /// Calls `fire` once `duration` has passed, unless ``remove(_:)`` comes first. `fire` runs on
-    /// the watch's task: it must be quick and must not block. Returns the id to remove it with.
+    /// Calls `fire` once `duration` has passed, unless ``remove(_:)`` comes first. `fire` runs on the
+    /// watch's thread: it must be quick and must not block.
+    /// - Returns: The id ``remove(_:)`` takes.
     func add(after duration: Duration, _ fire: @escaping @Sendable () -> Void) -> Int {
         let deadline = clock.now.advanced(by: duration)
-        let (id, start) = state.withLock { s -> (Int, Int?) in
-            let id = s.nextId
-            s.nextId += 1
-            s.entries[id] = Entry(deadline: deadline, fire: fire)
-            if let sleeper = s.sleeper, sleeper.wake <= deadline { return (id, nil) }
-            // No task sleeps, or it wakes too late for this deadline: a new one takes over (the old
-            // one sees its generation is stale when it wakes and ends).
-            s.generation += 1
-            s.sleeper = (s.generation, deadline)
-            return (id, s.generation)
+        condition.lock()
+        defer { condition.unlock() }
+        let id = nextId
+        nextId += 1
+        entries[id] = Entry(deadline: deadline, fire: fire)
+        if !started {
+            started = true
+            let thread = Thread { [self] in run() }
+            thread.name = "herald-deadlines"
+            thread.start()
+        } else if waitingUntil.map({ deadline < $0 }) ?? true {
+            condition.signal()
         }
-        if let start { spawn(generation: start, wake: deadline, priority: Task.currentPriority) }
         return id
     }
 
-    /// Stops watching `id`; its `fire` will not be called (unless it is running already).
+    /// Forgets a deadline (its call returned first). The thread is not woken: it finds nothing due.
     func remove(_ id: Int) {
-        _ = state.withLock { $0.entries.removeValue(forKey: id) }
+        condition.lock()
+        entries[id] = nil
+        condition.unlock()
     }
 
-    /// Starts the task that sleeps until `wake`, at the priority of the caller whose deadline it
-    /// watches, as a timer task of that caller's own would run. (At a fixed high priority it fired
-    /// on time while the work it bounds waited for a thread on a loaded machine, turning answers
-    /// already in hand into "timed out"; at the default priority it starved behind higher-priority
-    /// work.)
-    private func spawn(generation: Int, wake: ContinuousClock.Instant, priority: TaskPriority) {
-        Task.detached(priority: priority) { [self] in
-            var wake = wake
-            while true {
-                try? await Task.sleep(until: wake, clock: clock)
-                let now = clock.now
-                let (due, next) = state.withLock { s -> ([@Sendable () -> Void], ContinuousClock.Instant?) in
-                    guard s.sleeper?.generation == generation else { return ([], nil) }
-                    var due: [Entry] = []
-                    var earliest: ContinuousClock.Instant?
-                    for (id, entry) in s.entries {
-                        if entry.deadline <= now {
-                            due.append(entry)
-                            s.entries[id] = nil
-                        } else if earliest.map({ entry.deadline < $0 }) ?? true {
-                            earliest = entry.deadline
-                        }
-                    }
-                    s.sleeper = earliest.map { (generation, $0) }
-                    return (due.sorted { $0.deadline < $1.deadline }.map(\.fire), earliest)
+    /// The thread: fires what is due, in deadline order, then waits for the earliest deadline left (or
+    /// for an entry).
+    private func run() {
+        condition.lock()
+        while true {
+            let now = clock.now
+            var due: [Entry] = []
+            var earliest: ContinuousClock.Instant?
+            for (id, entry) in entries {
+                if entry.deadline <= now {
+                    due.append(entry)
+                    entries[id] = nil
+                } else if earliest.map({ entry.deadline < $0 }) ?? true {
+                    earliest = entry.deadline
                 }
-                for fire in due { fire() }
-                guard let next else { return }
-                wake = next
             }
+            if !due.isEmpty {
+                condition.unlock()
+                for entry in due.sorted(by: { $0.deadline < $1.deadline }) { entry.fire() }
+                condition.lock()
+                continue
+            }
+            waitingUntil = earliest
+            if let earliest {
+                let wait = now.duration(to: earliest).components
+                let seconds = Double(wait.seconds) + Double(wait.attoseconds) / 1e18
+                _ = condition.wait(until: Date().addingTimeInterval(seconds))
+            } else {
+                condition.wait()
+            }
+            waitingUntil = nil
         }
     }
 }
