@@ -166,6 +166,9 @@ public enum Subprocess {
         }
         let output = out.fileHandleForReading.readDataToEndOfFile()
         done.wait()
+        // Closed now (see PipeDrain): Foundation may keep the Process, and so these pipes, alive.
+        try? out.fileHandleForReading.close()
+        try? errorHandle.close()
         let (code, signalled) = try reap(process)
         return Result(
             code: code, terminatedBySignal: signalled, stdoutBytes: Array(output),
