@@ -27,6 +27,9 @@ final class ChannelSlots: Sendable {
     }
 
     /// Gives a slot of `channel` back, handing it to the longest waiter if there is one.
+    /// How many callers wait for a slot of `channel` (tests: a waiter has queued).
+    func waiting(_ channel: String) -> Int { state.withLock { $0[channel]?.waiters.count ?? 0 } }
+
     func release(_ channel: String) {
         let next = state.withLock { entries in Self.give(&entries[channel]) }
         next?.resume()
