@@ -75,13 +75,11 @@ import Testing
         await router.shutdown()
     }
 
-    /// Issue 34 §4: a plugin platform carries per-notification options as `android` does, under its own
-    /// name; a name no module declares is still an unknown field.
-    @Test func aPluginPlatformCarriesItsOwnOptions() async throws {
+    /// A router over the built-ins plus the ntfy plugin, with one ntfy channel (`https://ntfy.example/`)
+    /// on the default route; `transport` scripts its answers.
+    static func ntfyRouter(transport: (any HTTPTransport)? = nil) async throws -> (Router, ChannelRegistry) {
         var registry = HeraldChannels.registry
         try registry.register(NtfyChannel.factory)
-        let http = ScriptedTransport()
-        http.route("https://ntfy.example/", [.json(200, "{}")])
         let yaml = """
             version: 1
             store: { path: \(Harness.tempPath()) }
@@ -93,7 +91,16 @@ import Testing
             """
         let router = try await Router(
             config: try ConfigLoader.parse(yaml, registry: registry), registry: registry,
-            options: RouterOptions(logSink: RecordingLogSink(), transport: http))
+            options: RouterOptions(logSink: RecordingLogSink(), transport: transport))
+        return (router, registry)
+    }
+
+    /// Issue 34 §4: a plugin platform carries per-notification options as `android` does, under its own
+    /// name; a name no module declares is still an unknown field.
+    @Test func aPluginPlatformCarriesItsOwnOptions() async throws {
+        let http = ScriptedTransport()
+        http.route("https://ntfy.example/", [.json(200, "{}")])
+        let (router, _) = try await Self.ntfyRouter(transport: http)
         try await router.register(Device(deviceId: "p", platform: "ntfy", fields: ["topic": "alerts"]))
         let n = try HeraldNotification(
             jsonText: #"{"title":"Disk full","ntfy":{"icon":"https://example.com/disk.png","tags":["warning"]}}"#)
@@ -117,22 +124,9 @@ import Testing
     /// gets: its fields checked once, its topic as the address (the topic moves between namespaces;
     /// unregister-by-token removes it) and its `topic` redacted by name.
     @Test func ntfyDeclaresItsPlatform() async throws {
-        var registry = HeraldChannels.registry
-        try registry.register(NtfyChannel.factory)
+        let (router, registry) = try await Self.ntfyRouter()
         let descriptor = try #require(registry.platform("ntfy"))
         #expect(descriptor.secretFields == ["topic"])
-        let yaml = """
-            version: 1
-            store: { path: \(Harness.tempPath()) }
-            channels:
-              ntfy: { type: ntfy, server: "https://ntfy.example/" }
-            routes:
-              default:
-                - deliver: [ntfy]
-            """
-        let router = try await Router(
-            config: try ConfigLoader.parse(yaml, registry: registry), registry: registry,
-            options: RouterOptions(logSink: RecordingLogSink()))
         // Fields are checked by the descriptor: unknown fields and bad topics are refused by name.
         for (fields, field) in [
             (["topic": JSONValue.string("bad topic!")], "topic"), (["topic": "ok", "colour": "red"], "colour"),
