@@ -7,10 +7,7 @@ import Testing
 /// violation with what to fix and exits 1 on any.
 @Suite struct ChannelsCheckCLITests {
     static func check(_ home: String, _ arguments: [String]) throws -> Subprocess.Result {
-        try Subprocess.run(
-            executable: ServeCLITests.binary,
-            arguments: ["channels", "check"] + arguments + ["-c", home + "/herald.yaml"],
-            environment: ["HERALD_HOME": home])
+        try ServeCLITests.herald(home, ["channels", "check"] + arguments)
     }
 
     static let chat = #"{"deviceId":"t1","platform":"telegram","chatId":1234567}"#

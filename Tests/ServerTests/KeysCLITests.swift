@@ -6,9 +6,7 @@ import Testing
 /// and `keys public --channel NAME` prints the key of any channel that provides one.
 @Suite struct KeysCLITests {
     static func keys(_ home: String, _ arguments: [String]) throws -> Subprocess.Result {
-        try Subprocess.run(
-            executable: ServeCLITests.binary, arguments: ["keys"] + arguments + ["-c", home + "/herald.yaml"],
-            environment: ["HERALD_HOME": home])
+        try ServeCLITests.herald(home, ["keys"] + arguments)
     }
 
     @Test func keysByOfferAndByChannelName() throws {

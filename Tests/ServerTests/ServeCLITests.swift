@@ -26,6 +26,13 @@ import Testing
         return home
     }
 
+    /// Runs `herald ARGUMENTS -c HOME/herald.yaml` with `HERALD_HOME` set to `home`.
+    static func herald(_ home: String, _ arguments: [String]) throws -> Subprocess.Result {
+        try Subprocess.run(
+            executable: binary, arguments: arguments + ["-c", home + "/herald.yaml"], environment: ["HERALD_HOME": home]
+        )
+    }
+
     static func config(server: String) -> String {
         """
         version: 1
