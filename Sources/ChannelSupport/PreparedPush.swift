@@ -1,7 +1,7 @@
 import ChannelAPI
 
 /// A push whose payload the client of a relay composed already (Herald serving a relay protocol,
-/// `docs/relays.md`): the channel sends ``payload`` as it is, with these headers, to each target's
+/// `docs/relay-server.md`): the channel sends ``payload`` as it is, with these headers, to each target's
 /// token, and classifies the answers as it does for its own deliveries.
 public struct PreparedPush: Sendable, Equatable {
     /// The provider's push type (`alert`, `background`).

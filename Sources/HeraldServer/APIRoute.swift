@@ -201,8 +201,8 @@ struct RouteTable: Sendable {
     let templates: [APIRoute]
     let tests: [APIRoute]
 
-    init(_ resources: [any APIResource]) {
-        let routes = resources.flatMap(\.routes)
+    init(_ resources: [any APIResource], extra: [APIRoute] = []) {
+        let routes = resources.flatMap(\.routes) + extra
         var templates: [APIRoute] = []
         var tests: [APIRoute] = []
         for route in routes {

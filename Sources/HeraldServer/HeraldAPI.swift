@@ -13,8 +13,10 @@ public final class HeraldAPI: Sendable {
         var server: ServerConfig
         var authenticator: TokenAuthenticator
         var limiter: RateLimiter
-        /// The relay endpoints of `server.relays` (docs/relays.md).
+        /// The relay endpoints of `server.relays` (docs/relay-server.md).
         var relays: RelayHub
+        /// The routes of every resource, then the relays' routes (an API route wins a tie).
+        var routes: RouteTable
     }
 
     let router: Router
@@ -38,8 +40,8 @@ public final class HeraldAPI: Sendable {
     let accepts: GroupCommit<HeraldNotification, Int>
     /// Group commit of device registrations, likewise.
     let registrations: GroupCommit<Router.PreparedRegistration, UpsertResult>
-    /// The routes of every resource.
-    let routes: RouteTable
+    /// The resources served (their routes join the relays' in ``Settings/routes``).
+    let resources: [any APIResource]
 
     /// Creates the API over `router` with the `server:` settings `server`, serving `resources`;
     /// event-stream writers run on `executor` when given.
@@ -50,11 +52,11 @@ public final class HeraldAPI: Sendable {
         resources: [any APIResource] = HeraldAPI.resources
     ) {
         self.router = router
-        routes = RouteTable(resources)
+        self.resources = resources
         self.executor = executor
         self.metrics = metrics
         self.now = now
-        settings = Locked(HeraldAPI.settings(server))
+        settings = Locked(HeraldAPI.settings(server, resources: resources))
         accepts = GroupCommit(label: "herald.accept", limit: Router.groupCommitLimit) { [router] batch in
             router.enqueue(batch: batch)
         }
@@ -63,15 +65,19 @@ public final class HeraldAPI: Sendable {
         }
     }
 
-    static func settings(_ server: ServerConfig) -> Settings {
-        Settings(
+    static func settings(_ server: ServerConfig, resources: [any APIResource]) -> Settings {
+        let relays = RelayHub.lenient(server)
+        return Settings(
             server: server, authenticator: TokenAuthenticator(tokens: server.tokens),
             limiter: RateLimiter(perSecond: server.ratePerSecond, burst: server.burst),
-            relays: RelayHub.lenient(server))
+            relays: relays, routes: RouteTable(resources, extra: relays.routes))
     }
 
-    /// Swaps in new tokens, limits and timeouts (SIGHUP); open event streams keep going.
-    public func reload(server: ServerConfig) { settings.withLock { $0 = HeraldAPI.settings(server) } }
+    /// Swaps in new tokens, limits, timeouts and relays (SIGHUP); open event streams keep going.
+    public func reload(server: ServerConfig) {
+        let next = HeraldAPI.settings(server, resources: resources)
+        settings.withLock { $0 = next }
+    }
 
     /// Router events wake the event streams; call once, keep the task, cancel it to stop.
     public func forwardRouterEvents() -> Task<Void, Never> {
@@ -111,17 +117,7 @@ public final class HeraldAPI: Sendable {
     /// Answers one request; never throws, every failure is a JSON error (§6).
     public func handle(_ request: ServerRequest) async -> ServerResponse {
         let started = now()
-        let (relays, auth) = settings.withLock { ($0.relays, $0.authenticator) }
-        if relays.serves(request.path) {
-            let relayed =
-                isStopping
-                ? RelayHub.shuttingDown
-                : await relays.handle(
-                    request, authenticator: auth, router: router, metrics: metrics.relays, now: started)
-                    ?? RelayHub.shuttingDown
-            metrics.countRequest(route: request.path, code: relayed.status, seconds: now() - started)
-            return relayed
-        }
+        let routes = settings.withLock { $0.routes }
         let match = routes.match(method: request.method, path: request.path, api: self)
         var label = "unmatched"
         var route: APIRoute?

@@ -42,7 +42,7 @@ public struct ServerConfig: Sendable {
     public var maxLongPollsPerToken = 32
     /// How often an event stream sends a `: keepalive` comment.
     public var keepalive: Duration = .seconds(15)
-    /// The `relays:` section as written (read by `herald serve`'s relay modules, docs/relays.md); nil: none.
+    /// The `relays:` section as written (read by `herald serve`'s relay modules, docs/relay-server.md); nil: none.
     public var relays: ConfigNode?
 
     /// The defaults: loopback port 8686, no TLS, 64 KiB bodies, no tokens.

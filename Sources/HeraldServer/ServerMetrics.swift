@@ -34,7 +34,7 @@ public final class ServerMetrics: Sendable {
     }
 
     private let state = Locked(State())
-    /// The relay counters (docs/relays.md).
+    /// The relay counters (docs/relay-server.md).
     public let relays = RelayMetrics()
 
     /// Creates empty metrics.

@@ -6,7 +6,7 @@ import Testing
 
 @testable import HeraldServer
 
-/// The Home Assistant push forwarder's pure parts (docs/relays.md): its config (the app-id map), what
+/// The Home Assistant push forwarder's pure parts (docs/relay-server.md): its config (the app-id map), what
 /// it reads, the provider payloads taken field by field from seed 003, and the daily counters.
 @Suite struct HomeAssistantForwarderTests {
     static func forwarder(_ section: String) throws -> HomeAssistantForwarder {

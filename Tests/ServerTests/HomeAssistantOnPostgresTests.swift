@@ -5,7 +5,7 @@ import RouterTesting
 import Testing
 
 /// Two Home Assistant forwarders on one PostgreSQL enforce one per-token daily limit
-/// (docs/relays.md): pushes through either count against the same token's counters.
+/// (docs/relay-server.md): pushes through either count against the same token's counters.
 @Suite(.serialized, .stopsFakeHTTPServers) struct HomeAssistantOnPostgresTests {
     @Test func twoForwardersShareOneDailyLimit() async throws {
         let postgres = try TestPostgres.start()

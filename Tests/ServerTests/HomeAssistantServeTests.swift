@@ -6,7 +6,7 @@ import HeraldHTTPTesting
 import Router
 import Testing
 
-/// The Home Assistant push forwarder served by `herald serve` (docs/relays.md), end to end: a hub
+/// The Home Assistant push forwarder served by `herald serve` (docs/relay-server.md), end to end: a hub
 /// Herald's `relay` channel (protocol home-assistant) and an independent Python client written from
 /// seed 003 post to the relay Herald, which delivers to a loopback fake APNs (HTTP/2) or fake FCM.
 @Suite("Home Assistant forwarder end to end", .serialized, .stopsFakeHTTPServers)

@@ -8,7 +8,7 @@ import Testing
 
 @testable import HeraldServer
 
-/// `server.relays` and the pure parts of the relay modules (docs/relays.md).
+/// `server.relays` and the pure parts of the relay modules (docs/relay-server.md).
 @Suite struct RelayConfigTests {
     static func server(_ relays: String, listen: String = "127.0.0.1:8686") throws -> ServerConfig {
         let text = """
@@ -41,10 +41,70 @@ import Testing
         #expect(relays[0].burst == 5)
         #expect(relays[1].access.open)
         let hub = try RelayHub(server: s)
-        #expect(hub.serves("/v1/push"))
-        #expect(hub.serves("/v1/push/send"))
+        #expect(hub.protocolName(for: "/v1/push") == "hapi")
+        #expect(hub.protocolName(for: "/v1/push/send") == "openchamber")
         #expect(hub.protocolName(for: "/v1/push/register-token") == "openchamber")
-        #expect(!hub.serves("/v1/notifications"))
+        #expect(hub.protocolName(for: "/v1/notifications") == nil)
+        #expect(hub.protocolName(method: "GET", for: "/v1/push") == nil)
+        #expect(hub.routes.map(\.pattern.label).sorted() == ["/v1/push", "/v1/push/register-token", "/v1/push/send"])
+    }
+
+    /// A loopback server whose `relays:` names modules `herald serve` does not know (read unchecked).
+    static func relays(_ relays: String) throws -> ServerConfig {
+        let text = """
+            version: 1
+            channels:
+              apns: { type: log }
+            routes:
+              default:
+                - deliver: [apns]
+            server:
+              listen: 127.0.0.1:8686
+              relays:
+            \(relays)
+            """
+        var server = try Self.server("    hapi: { channel: apns, auth: none }")
+        server.relays = try ConfigLoader.parse(text, registry: HeraldChannels.registry).serverNode?.mapping()
+            .first { $0.key == "relays" }?.value
+        return server
+    }
+
+    /// A relay that answers with what it was given: the seam's templated routes and own access.
+    struct EchoRelay: InboundRelay {
+        var routes: [RelayRoute] {
+            [RelayRoute("POST", "/v1/things/{thing}/poke", access: .own), RelayRoute("POST", "/v1/things/{id}/pokes")]
+        }
+        func handle(_ request: RelayRequest, delivery: RelayDelivery) async -> RelayResponse {
+            RelayResponse(200, ["thing": .string(request["thing"]), "path": .string(request.path)])
+        }
+        static func module(routes: [RelayRoute]? = nil) -> InboundRelayModule {
+            InboundRelayModule(name: "echo") { _ in EchoRelay() }
+        }
+    }
+
+    /// A relay route is a template in the API's one table: `{…}` segments match one segment each,
+    /// an API route wins a tie, and two relays of one shape are refused.
+    @Test func relayRoutesAreTemplatesInTheOneTable() throws {
+        let s = try Self.relays("    echo: { channel: apns, auth: none }")
+        let hub = try RelayHub(server: s, modules: InboundRelayModule.builtIn + [EchoRelay.module()])
+        #expect(hub.protocolName(for: "/v1/things/lamp/poke") == "echo")
+        #expect(hub.protocolName(for: "/v1/things//poke") == nil)
+        #expect(hub.protocolName(for: "/v1/things/lamp/poke/x") == nil)
+        let routes = hub.routes
+        #expect(routes.map(\.pattern.label) == ["/v1/things/{thing}/poke", "/v1/things/{id}/pokes"])
+        #expect(routes[0].pattern.match(RoutePattern.segments(of: "/v1/things/lamp/poke")) == ["thing": "lamp"])
+
+        struct Twin: InboundRelay {
+            var routes: [RelayRoute] { [RelayRoute("POST", "/v1/things/{other}/poke")] }
+            func handle(_ request: RelayRequest, delivery: RelayDelivery) async -> RelayResponse {
+                RelayResponse(200, [:])
+            }
+        }
+        let twin = InboundRelayModule(name: "twin") { _ in Twin() }
+        let both = try Self.relays("    echo: { channel: apns, auth: none }\n    twin: { channel: apns, auth: none }")
+        #expect(throws: ConfigError.self) {
+            try RelayHub(server: both, modules: [EchoRelay.module(), twin])
+        }
     }
 
     /// The section is checked with the rest of the config (`herald validate`, start, reload).

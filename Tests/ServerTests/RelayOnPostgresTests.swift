@@ -5,7 +5,7 @@ import RouterTesting
 import Testing
 
 /// Two relay Heralds on one PostgreSQL share one binding table and one replay window
-/// (docs/relays.md): a token bound through one is bound elsewhere for the other, and a signed send
+/// (docs/relay-server.md): a token bound through one is bound elsewhere for the other, and a signed send
 /// used on one is a replay on the other.
 @Suite(.serialized, .stopsFakeHTTPServers) struct RelayOnPostgresTests {
     @Test func twoRelaysShareBindingsAndTheReplayWindow() async throws {

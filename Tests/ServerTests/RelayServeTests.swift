@@ -7,7 +7,7 @@ import HeraldMHD
 import Router
 import Testing
 
-/// Herald serving the relay protocols (docs/relays.md), end to end: a hub Herald's `relay` channels
+/// Herald serving the relay protocols (docs/relay-server.md), end to end: a hub Herald's `relay` channels
 /// and independent Python clients written from the seeds call a relay Herald, which delivers to a
 /// loopback HTTP/2 fake APNs.
 @Suite("Relay server end to end", .serialized, .stopsFakeHTTPServers)

@@ -1,16 +1,31 @@
 import ChannelAPI
 
-/// One route an inbound relay protocol serves: a method and an exact path.
+/// One route an inbound relay protocol serves: a method, a path template and who checks access.
 public struct RelayRoute: Sendable, Hashable {
+    /// Who lets a request in.
+    public enum Access: Sendable, Hashable {
+        /// The hub: a bearer token with scope `relay`, an allowed client address, or `auth: none`
+        /// on loopback (`server.relays.NAME.access`).
+        case relay
+        /// The protocol itself (a per-site HMAC, a per-device credential): the hub lets every
+        /// request through to ``InboundRelay/handle(_:delivery:)`` and rate-limits it per client
+        /// address.
+        case own
+    }
+
     /// The method (`POST`).
     public var method: String
-    /// The exact path (`/v1/push`).
+    /// The path template: literal segments and `{name}` segments, each matching one non-empty
+    /// segment (`/v1/push`, `/v1/devices/{deviceId}/push`).
     public var path: String
+    /// Who lets a request in.
+    public var access: Access
 
     /// Creates a route.
-    public init(_ method: String, _ path: String) {
+    public init(_ method: String, _ path: String, access: Access = .relay) {
         self.method = method
         self.path = path
+        self.access = access
     }
 }
 
@@ -18,6 +33,12 @@ public struct RelayRoute: Sendable, Hashable {
 public struct RelayRequest: Sendable {
     /// The route it matched.
     public var route: RelayRoute
+    /// The path as requested (what a signature covers), without the query.
+    public var path: String
+    /// The values of the route's `{…}` segments, by name.
+    public var parameters: [String: String]
+    /// The query parameters.
+    public var query: [String: String]
     /// Request headers, names in lower case.
     public var headers: [String: String]
     /// The body.
@@ -31,10 +52,14 @@ public struct RelayRequest: Sendable {
 
     /// Creates a request.
     public init(
-        route: RelayRoute, headers: [String: String] = [:], body: [UInt8], clientAddress: String = "",
-        tokenName: String? = nil, scopes: Set<String> = []
+        route: RelayRoute, path: String? = nil, parameters: [String: String] = [:], query: [String: String] = [:],
+        headers: [String: String] = [:], body: [UInt8], clientAddress: String = "", tokenName: String? = nil,
+        scopes: Set<String> = []
     ) {
         self.route = route
+        self.path = path ?? route.path
+        self.parameters = parameters
+        self.query = query
         self.headers = headers
         self.body = body
         self.clientAddress = clientAddress
@@ -44,6 +69,9 @@ public struct RelayRequest: Sendable {
 
     /// A header by name (case-insensitive).
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// The value of the `{name}` segment (empty when the route has none).
+    public subscript(_ name: String) -> String { parameters[name] ?? "" }
 }
 
 /// What a relay route answers: a status, extra headers and a JSON body (`Content-Type:
@@ -67,7 +95,7 @@ public struct RelayResponse: Sendable, Equatable {
 /// An inbound relay protocol: to `herald serve` what a channel module is to the router. It names its
 /// routes and answers each request, delivering through ``RelayDelivery`` (Herald's own `apns`/`fcm`
 /// channels, the store's state). Access, rate limits and metrics are the hub's; bodies, validation,
-/// signatures and answers are the protocol's. See docs/relays.md, "Adding a protocol".
+/// signatures and answers are the protocol's. See docs/relay-server.md, "Adding a protocol".
 public protocol InboundRelay: Sendable {
     /// The routes it serves.
     var routes: [RelayRoute] { get }

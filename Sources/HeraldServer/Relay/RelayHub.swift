@@ -3,10 +3,12 @@ import Foundation
 import HeraldMHD
 import Router
 
-/// The relay endpoints of `herald serve` (docs/relays.md): matches a request to a relay route, lets
-/// it in (bearer token with scope `relay`, an allowed client address, or `auth: none` on loopback),
-/// applies the relay's rate limit, and hands it to the protocol with a ``RelayDelivery``. Knows no
-/// protocol: each is an ``InboundRelay`` made from its ``InboundRelayModule``.
+/// The relay endpoints of `herald serve` (docs/relay-server.md): each relay route is an ``APIRoute`` in
+/// the API's one route table (``routes``), so matching, 404/405, the stopping check and the request
+/// metrics are the API's. The hub lets a request in (a route with ``RelayRoute/Access/relay``: a
+/// bearer token with scope `relay`, an allowed client address, or `auth: none` on loopback), applies
+/// the relay's rate limit, and hands it to the protocol with a ``RelayDelivery``. Knows no protocol:
+/// each is an ``InboundRelay`` made from its ``InboundRelayModule``.
 public struct RelayHub: Sendable {
     /// One configured relay.
     struct Entry: Sendable {
@@ -16,34 +18,20 @@ public struct RelayHub: Sendable {
     }
 
     let entries: [Entry]
-    let byRoute: [RelayRoute: Int]
-    let paths: [String: [String]]
 
     /// No relays.
     public static let empty = RelayHub(entries: [])
 
-    init(entries: [Entry]) {
-        self.entries = entries
-        var byRoute: [RelayRoute: Int] = [:]
-        var paths: [String: [String]] = [:]
-        for (i, e) in entries.enumerated() {
-            for r in e.relay.routes {
-                byRoute[r] = i
-                paths[r.path, default: []].append(r.method)
-            }
-        }
-        self.byRoute = byRoute
-        self.paths = paths
-    }
+    init(entries: [Entry]) { self.entries = entries }
 
     /// The relays of `server.relays`; throws a config error for a bad section or two relays on one route.
     public init(server: ServerConfig, modules: [InboundRelayModule] = InboundRelayModule.builtIn) throws(ConfigError) {
         var entries: [Entry] = []
-        var seen: Set<RelayRoute> = []
+        var seen: Set<String> = []
         for s in try RelaysConfig.read(server.relays, loopback: server.isLoopback, modules: modules) {
             guard let module = modules.first(where: { $0.name == s.module.name }) else { continue }
             let relay = try module.make(s.module)
-            for r in relay.routes where !seen.insert(r).inserted {
+            for r in relay.routes where !seen.insert(r.method + " " + RelayHub.shape(r.path)).inserted {
                 throw s.module.node.error("relay \(s.module.name): route \(r.method) \(r.path) is served twice")
             }
             entries.append(
@@ -52,54 +40,71 @@ public struct RelayHub: Sendable {
         self.init(entries: entries)
     }
 
+    /// A template with its `{…}` names blanked: two routes of one shape match the same paths.
+    static func shape(_ path: String) -> String {
+        RoutePattern.segments(of: path).map { $0.hasPrefix("{") && $0.hasSuffix("}") ? "{}" : $0 }.joined(
+            separator: "/")
+    }
+
     /// The hub for `server`, or no relays when its section is invalid (``HeraldServer`` refuses to
     /// start with an invalid section, so this only matters for an API made without one).
     public static func lenient(_ server: ServerConfig) -> RelayHub { (try? RelayHub(server: server)) ?? .empty }
 
-    /// 503 `unavailable` with `Retry-After: 5`: the server is stopping (clients retry it).
-    public static var shuttingDown: ServerResponse {
-        answer(error(503, "unavailable", "shutting down; retry later"), extra: [("Retry-After", "5")])
-    }
-
-    /// Whether `path` is a relay route (for the metrics label).
-    public func serves(_ path: String) -> Bool { paths[path] != nil }
-
-    /// The protocol name serving `path`, for logs and metrics.
-    public func protocolName(for path: String) -> String? {
-        guard let method = paths[path]?.first, let i = byRoute[RelayRoute(method, path)] else { return nil }
-        return entries[i].settings.module.name
-    }
-
-    /// Answers `request` when its path is a relay route; nil otherwise (the API answers it).
-    public func handle(
-        _ request: ServerRequest, authenticator: TokenAuthenticator, router: Router, metrics: RelayMetrics,
-        now: Double
-    ) async -> ServerResponse? {
-        guard let methods = paths[request.path] else { return nil }
-        guard let i = byRoute[RelayRoute(request.method, request.path)] else {
-            return RelayHub.answer(
-                RelayHub.error(405, "method_not_allowed", "\(request.path) takes \(methods.joined(separator: ", "))"),
-                extra: [("Allow", methods.joined(separator: ", "))])
+    /// The protocol name serving `method` on `path`, for logs and metrics.
+    public func protocolName(method: String = "POST", for path: String) -> String? {
+        let parts = RoutePattern.segments(of: path)
+        for e in entries {
+            for r in e.relay.routes where r.method == method && RoutePattern(r.path).match(parts) != nil {
+                return e.settings.module.name
+            }
         }
-        let entry = entries[i]
-        let name = entry.settings.module.name
-        let response = await handle(
-            request, entry: entry, router: router, authenticator: authenticator, metrics: metrics, now: now)
-        metrics.countRequest(relay: name, code: response.status)
-        return response
+        return nil
+    }
+
+    /// Every relay route as a route of the API's table. Errors of the shared checks (stopping, body
+    /// limit) answer in the relays' own shape, `{ok:false, code, error}`.
+    public var routes: [APIRoute] {
+        entries.flatMap { entry in
+            entry.relay.routes.map { route in
+                APIRoute(
+                    route.method, RoutePattern(route.path), access: .open, subject: "relay request",
+                    errorResponse: RelayHub.errorResponse
+                ) { api, call in
+                    let (auth, now) = (api.settings.withLock { $0.authenticator }, api.now())
+                    let response = await RelayHub.handle(
+                        call, route: route, entry: entry, router: api.router, authenticator: auth,
+                        metrics: api.metrics.relays, now: now)
+                    api.metrics.relays.countRequest(relay: entry.settings.module.name, code: response.status)
+                    return response
+                }
+            }
+        }
+    }
+
+    /// An error of the API's shared checks in the relays' shape; a 503 carries `Retry-After: 5`.
+    static func errorResponse(_ e: APIError) -> ServerResponse {
+        var extra = e.headers
+        if e.status == 503, !extra.contains(where: { $0.name.lowercased() == "retry-after" }) {
+            extra.append(("Retry-After", "5"))
+        }
+        return answer(error(e.status, e.code, e.message), extra: extra)
     }
 
     /// Access, rate limit and the protocol, for a request on one of `entry`'s routes.
-    func handle(
-        _ request: ServerRequest, entry: Entry, router: Router, authenticator: TokenAuthenticator,
+    static func handle(
+        _ call: APICall, route: RelayRoute, entry: Entry, router: Router, authenticator: TokenAuthenticator,
         metrics: RelayMetrics, now: Double
     ) async -> ServerResponse {
-        let route = RelayRoute(request.method, request.path)
+        let request = call.request
         let name = entry.settings.module.name
         let caller: (key: String, token: APIToken?)
-        switch RelayHub.admit(request, access: entry.settings.access, authenticator: authenticator) {
-        case .success(let c): caller = c
-        case .failure(let refused): return RelayHub.answer(refused.response)
+        if route.access == .own {
+            caller = ("address:" + request.clientAddress, nil)
+        } else {
+            switch RelayHub.admit(request, access: entry.settings.access, authenticator: authenticator) {
+            case .success(let c): caller = c
+            case .failure(let refused): return RelayHub.answer(refused.response)
+            }
         }
         if let wait = entry.limiter.take(caller.key, now: now) {
             return RelayHub.answer(
@@ -111,7 +116,8 @@ public struct RelayHub: Sendable {
             channel: { router.channel(named: $0) }, stateStore: { router.store.channelState($0) },
             countPush: { metrics.countPush(relay: name, outcome: $0.rawValue) })
         let relayRequest = RelayRequest(
-            route: route, headers: request.headers, body: request.body, clientAddress: request.clientAddress,
+            route: route, path: request.path, parameters: call.parameters, query: request.query,
+            headers: request.headers, body: request.body, clientAddress: request.clientAddress,
             tokenName: caller.token?.name, scopes: caller.token?.scopes ?? [])
         let response = await entry.relay.handle(relayRequest, delivery: delivery)
         if response.status >= 500 {

@@ -1,6 +1,6 @@
 import HeraldSync
 
-/// The relay counters of `GET /metrics` (docs/relays.md): requests answered per protocol and code,
+/// The relay counters of `GET /metrics` (docs/relay-server.md): requests answered per protocol and code,
 /// and pushes sent per protocol and outcome. Labels are bounded (configured protocols, status codes,
 /// the five outcomes); no token or content.
 public final class RelayMetrics: Sendable {

@@ -55,7 +55,7 @@ public struct RelaySettings: Sendable {
     public var burst: Int
 }
 
-/// The `server.relays` section (docs/relays.md): a standalone reader over the config node, called
+/// The `server.relays` section (docs/relay-server.md): a standalone reader over the config node, called
 /// from the `server:` parser.
 public enum RelaysConfig {
     /// The keys every relay reads.
