@@ -68,6 +68,12 @@ public protocol Channel: Sendable {
     /// encoding). The router removes them from every result's reason and details before storing or
     /// printing it; read after each `deliver`, so a renewed token is included. The default is none.
     var secrets: [String] { get }
+
+    /// The secret device fields of `platform` this channel declares beyond its descriptor's (an exec
+    /// plugin's handshake), redacted in device listings like ``PlatformDescriptor/secretFields``;
+    /// nil when the channel cannot say yet (the plugin has not started), so a listing redacts every
+    /// field of such a device. The default is none.
+    func secretDeviceFields(of platform: String) -> Set<String>?
 }
 
 extension Channel {
@@ -81,6 +87,8 @@ extension Channel {
     public func shutdown() async {}
     /// None.
     public var secrets: [String] { [] }
+    /// None beyond the descriptor's.
+    public func secretDeviceFields(of platform: String) -> Set<String>? { [] }
 }
 
 /// An inbound event a channel reports (for example a Telegram button press).

@@ -5,9 +5,21 @@ import ChannelAPI
 extension Router {
     /// A device as `herald devices list --format json` prints it: the registration with its secret
     /// fields redacted, the channels that serve it, and why none does (`unreachable`) when so.
+    /// Fields a serving channel declares secret (an exec plugin's handshake) are redacted too; when
+    /// such a channel cannot say yet, every field but the identity is.
     public func listingJSON(of device: Device) -> JSONValue {
-        var o = registry.redactedJSON(of: device).objectValue ?? [:]
         let reach = reach(of: device)
+        var extra = registry.platform(device.platform)?.secretFields ?? []
+        var unknown = false
+        for name in reach.channels {
+            guard let declared = channel(named: name)?.secretDeviceFields(of: device.platform) else {
+                unknown = true
+                continue
+            }
+            extra.formUnion(declared)
+        }
+        if unknown { extra.formUnion(device.fields.keys) }
+        var o = device.redactedJSON(extraSecretFields: extra).objectValue ?? [:]
         o["channels"] = .array(reach.channels.map { .string($0) })
         if let why = reach.unreachableReason { o["unreachable"] = .string(why) }
         return .object(o)

@@ -65,6 +65,11 @@ public final class ExecChannel: Channel {
     /// The config secrets, and the values of the config keys the handshake declared secret.
     public var secrets: [String] { setup.configSecrets + state.withLock { $0.declaredSecrets } }
 
+    /// The handshake's secret fields of `platform`, nil until the plugin has answered one.
+    public func secretDeviceFields(of platform: String) -> Set<String>? {
+        state.withLock { $0.handshake }.map { $0.secretFields(of: platform) }
+    }
+
     /// The running plugin's process id (nil when none runs), for tests and diagnostics.
     var pid: Int32? { state.withLock { $0.connection?.process.pid } }
 
