@@ -171,12 +171,18 @@ let package = Package(
         .testTarget(name: "ChannelSupportTests", dependencies: ["ChannelSupport", "HeraldCrypto", "RouterTesting"]),
         // Reads Package.swift and the sources: the layering rules of docs/architecture.md.
         .testTarget(name: "ModuleGraphTests"),
+        // A deliberately broken channel (each rule of the conformance kit broken on demand), and a
+        // `herald` built with it, so `herald channels check` is tested against it from the command line.
+        .target(name: "BrokenChannels", dependencies: ["ChannelAPI"], path: "Tests/BrokenChannels"),
+        .executableTarget(
+            name: "BrokenHerald", dependencies: ["HeraldCommand", "HeraldChannels", "BrokenChannels"],
+            path: "Tests/BrokenHerald"),
         .testTarget(
             name: "RouterTests",
             dependencies: [
                 "Router", "RouterTesting", "HeraldHTTPTesting", "HeraldChannels", "HeraldHTTP", "HeraldSQLite",
                 "HeraldSync", "ChannelSupport",
-                "NtfyChannel",
+                "NtfyChannel", "BrokenChannels",
             ],
             exclude: ["Scripts"]),
         .testTarget(

@@ -46,6 +46,52 @@ import Testing
         #expect(o?["type"] as? String == "telegram")
     }
 
+    /// `herald` built with the deliberately broken channel of the kit's tests (Tests/BrokenHerald).
+    static var brokenHerald: String {
+        URL(fileURLWithPath: ServeCLITests.binary).deletingLastPathComponent().appendingPathComponent("BrokenHerald")
+            .path
+    }
+
+    /// Issue 34, "done when": `channels check` fails on the broken channels, each naming the rule it
+    /// broke: one that logs a device secret, one that never retries, one without an idempotency
+    /// key, one that answers `dead` to a 500; the unbroken one conforms.
+    @Test(arguments: [
+        ("logs-device-secret", "no-secret-logged"), ("never-retries", "retry-transient"),
+        ("no-key", "idempotency-key"), ("dead-on-500", "dead-only-permanent"), ("", ""),
+    ])
+    func failsOnEachBrokenChannelWithTheRuleItBroke(breaks: String, rule: String) throws {
+        let home = try ServeCLITests.home()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        try """
+        version: 1
+        store: { path: \(home)/herald.db }
+        channels:
+          phones: { type: broken, token: tk_broken_secret_value, breaks: [\(breaks)] }
+        routes:
+          default:
+            - deliver: [phones]
+        """.write(toFile: home + "/herald.yaml", atomically: true, encoding: .utf8)
+        let devices =
+            #"[{"deviceId":"a","platform":"brokenphone","token":"device-token-a","appToken":"app-secret-a"},"#
+            + #"{"deviceId":"b","platform":"brokenphone","token":"device-token-b","appToken":"app-secret-b"}]"#
+        let r = try Subprocess.run(
+            executable: Self.brokenHerald,
+            arguments: [
+                "channels", "check", "phones", "--devices", devices, "--format", "json", "-c", home + "/herald.yaml",
+            ],
+            environment: ["HERALD_HOME": home])
+        let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let rules = Set(((o?["violations"] as? [[String: Any]]) ?? []).compactMap { $0["rule"] as? String })
+        if rule.isEmpty {
+            #expect(r.code == 0, "\(r.stdout)\(r.stderr)")
+            #expect(o?["conforms"] as? Bool == true)
+        } else {
+            #expect(r.code == 1, "\(r.stdout)\(r.stderr)")
+            #expect(rules == [rule], "\(r.stdout)")
+        }
+        #expect(!r.stdout.contains("app-secret-a") && !r.stdout.contains("tk_broken_secret_value"))
+    }
+
     @Test func inputErrorsAreClear() throws {
         let home = try ServeCLITests.home()
         defer { try? FileManager.default.removeItem(atPath: home) }
