@@ -14,11 +14,11 @@ import Testing
         let fixture = try await FCMFanOutFixture.make(devices: Self.devices)
         let server = fixture.server
         let cli = fixture.cli
-        // Slow answers (500 in flight, 1 s each: the fan-out takes at least 4 s) so that the poll below
-        // sees it mid-way even on a loaded machine, where one poll of the fake's log can take a second;
-        // stretched under a sanitizer, where a poll of the grown log took long enough for the send to
-        // finish between two polls (CI, ThreadSanitizer: 1,950 requests seen at the next poll).
-        try await fixture.answer([FCMFanOutFixture.ok(delay: TestTiming.bound(.seconds(1)))])
+        // Answers held for 30 s (500 in flight: the fan-out cannot end within a minute), so the send
+        // is still running when the poll below sees part of it, however slow a poll of the fake's
+        // log is on a loaded machine. With 1 s answers, a poll that took over 4 s under
+        // `make test-loaded` (two busy loops and builds beside it) let the send finish first.
+        try await fixture.answer([FCMFanOutFixture.ok(delay: .seconds(30))])
 
         // Start the fan-out and kill it with SIGKILL once part of it has reached the provider.
         let send = try cli.launch([
