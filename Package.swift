@@ -64,6 +64,8 @@ let package = Package(
         .target(name: "HeraldSodium", dependencies: ["CSodium"], path: "Sources/Support/HeraldSodium"),
         // The HTTP server of `herald serve` (GNU libmicrohttpd).
         .target(name: "HeraldMHD", dependencies: ["CMicroHTTPD", "HeraldSync"], path: "Sources/Support/HeraldMHD"),
+        // Child processes (posix_spawn): the exec channel's plugins and the test kit's subprocesses.
+        .target(name: "HeraldProcess", dependencies: ["CHeraldShims", "HeraldSync"], path: "Sources/Support/HeraldProcess"),
         // The one lock type (a POSIX mutex that sanitizers see); no C library of its own.
         .target(name: "HeraldSync", path: "Sources/Support/HeraldSync"),
 
@@ -102,7 +104,8 @@ let package = Package(
             name: "SinkChannels", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
             path: "Sources/Channels/Sinks"),
         // `type: exec`: a channel in any language, run as a child process (newline-delimited JSON).
-        .target(name: "ExecChannel", dependencies: ["ChannelAPI", "HeraldSync"], path: "Sources/Channels/Exec"),
+        .target(
+            name: "ExecChannel", dependencies: ["ChannelAPI", "HeraldSync", "HeraldProcess"], path: "Sources/Channels/Exec"),
         .target(
             name: "HeraldChannels",
             dependencies: [
@@ -132,7 +135,7 @@ let package = Package(
         .target(name: "ChannelTesting", dependencies: ["ChannelAPI", "HeraldYAML", "HeraldSync"]),
         // The loopback HTTP/2 server (its Python is a resource) and the one subprocess runner for tests.
         .target(
-            name: "HeraldHTTPTesting", dependencies: ["HeraldSync"],
+            name: "HeraldHTTPTesting", dependencies: ["HeraldSync", "HeraldProcess"],
             resources: [.copy("Resources/fake_http_server.py")]),
 
         // Executables.

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProcess
 import HeraldSync
 
 /// Why a ``FakeHTTPServer`` could not start or answer a control command.
@@ -74,24 +75,21 @@ public final class FakeHTTPServer: Sendable {
             .appendingPathComponent("herald-fake-http-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-u", script.path, directory.path, http2 ? "http2" : "http1"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        let channel = ControlChannel(process: process, input: input.fileHandleForWriting)
-        // Weak: the server's lifetime, not the reader thread's, decides when the channel goes.
-        PipeDrain.start(output.fileHandleForReading, name: "herald.fake-http.control") { [weak channel] data in
-            channel?.receive(data)
-        }
+        let child: ChildProcess
         do {
-            try Subprocess.start(process)
+            child = try ChildProcess.spawn([python, "-u", script.path, directory.path, http2 ? "http2" : "http1"])
         } catch {
-            try? output.fileHandleForWriting.close()
             try? FileManager.default.removeItem(at: directory)
             throw FakeHTTPServerError("could not run \(python): \(error)")
+        }
+        let channel = ControlChannel(process: child)
+        // Weak: the server's lifetime, not the reader thread's, decides when the channel goes.
+        PipeDrain.start(child, child.output, name: "herald.fake-http.control") { [weak channel] data in
+            channel?.receive(data)
+        }
+        // The server's own messages (tracebacks) go to the test's stderr, as when it inherited it.
+        PipeDrain.start(child, child.errors, name: "herald.fake-http.stderr") { data in
+            if !data.isEmpty { FileHandle.standardError.write(data) }
         }
         do {
             let ready = try await channel.reply(to: nil)
@@ -165,22 +163,22 @@ public final class FakeHTTPServer: Sendable {
 
     /// Stops the server process and removes its temporary files. Calling it again does nothing.
     ///
-    /// Waits for the process without holding a thread: `Process.waitUntilExit` spins its thread's run
-    /// loop, and two such waits on a 2-core machine's concurrency pool starved every other test.
+    /// Waits for the process without holding a thread (it polls with `Task.sleep`): a blocking wait
+    /// on a 2-core machine's concurrency pool starves every other test.
     public func stop() async {
         if let process = channel.terminate(wait: false) { await Self.reap(process) }
         try? FileManager.default.removeItem(at: directory)
     }
 
     /// Polls until `process` has ended: SIGTERM was sent; after 5 s, SIGKILL; after 10 s it gives up.
-    private static func reap(_ process: Process) async {
+    private static func reap(_ process: ChildProcess) async {
         let started = ContinuousClock.now
         var killed = false
         while process.isRunning {
             let waited = ContinuousClock.now - started
             if waited > .seconds(10) { return }
             if waited > .seconds(5), !killed {
-                kill(process.processIdentifier, SIGKILL)
+                process.send(SIGKILL)
                 killed = true
             }
             try? await Task.sleep(for: .milliseconds(20))
@@ -239,8 +237,7 @@ private struct WireReply: Decodable {
 /// writing a command and enqueueing its waiter happen under one lock.
 private final class ControlChannel: Sendable {
     private struct State {
-        var process: Process?
-        var input: FileHandle?
+        var process: ChildProcess?
         var buffer = Data()
         var waiters: [CheckedContinuation<Data, any Error>] = []
         var finished = false
@@ -248,8 +245,8 @@ private final class ControlChannel: Sendable {
 
     private let state: Locked<State>
 
-    init(process: Process, input: FileHandle) {
-        state = Locked(State(process: process, input: input))
+    init(process: ChildProcess) {
+        state = Locked(State(process: process))
     }
 
     /// Sends `line` (or nothing, to wait for the start-up line) and waits for the next reply line.
@@ -258,10 +255,8 @@ private final class ControlChannel: Sendable {
             let failure: (any Error)? = state.withLock { state in
                 if state.finished { return FakeHTTPServerError("the server process is not running") }
                 if let line {
-                    do {
-                        try state.input?.write(contentsOf: line + Data([0x0A]))
-                    } catch {
-                        return FakeHTTPServerError("could not write to the server process: \(error)")
+                    guard state.process?.write(Array(line) + [0x0A]) == true else {
+                        return FakeHTTPServerError("could not write to the server process")
                     }
                 }
                 state.waiters.append(continuation)
@@ -316,21 +311,20 @@ private final class ControlChannel: Sendable {
     /// Closes the control pipe and sends SIGTERM; with `wait`, blocks until the process has ended.
     /// Returns the process that was running, if any.
     @discardableResult
-    func terminate(wait: Bool) -> Process? {
-        let (process, input, orphans) = state.withLock { state in
+    func terminate(wait: Bool) -> ChildProcess? {
+        let (process, orphans) = state.withLock { state in
             defer {
                 state.process = nil
-                state.input = nil
                 state.finished = true
                 state.waiters.removeAll()
             }
-            return (state.process, state.input, state.waiters)
+            return (state.process, state.waiters)
         }
         for waiter in orphans { waiter.resume(throwing: FakeHTTPServerError("the server was stopped")) }
-        try? input?.close()
         guard let process else { return nil }
-        if process.isRunning { process.terminate() }
-        if wait { process.waitUntilExit() }
+        process.closeInput()
+        process.terminate(forcibly: false)
+        if wait { _ = process.waitForExit() }
         return process
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
+import HeraldProcess
 
-/// Reads a pipe to its end on a thread of its own, with blocking `read(2)` calls.
+/// Reads a child's stdout or stderr to its end on a thread of its own, with blocking `read(2)` calls.
 ///
 /// Foundation's `FileHandle.readabilityHandler` installs a libdispatch read source, and tearing such
 /// sources down from several threads at once corrupts libdispatch's epoll bookkeeping on Linux
@@ -10,32 +11,32 @@ import Foundation
 enum PipeDrain {
     /// Starts the reader thread.
     /// - Parameters:
-    ///   - handle: The pipe's read end; the thread closes it at end of file.
+    ///   - child: The child whose pipe is read.
+    ///   - fd: ``ChildProcess/output`` or ``ChildProcess/errors``; the thread closes it at end of file.
     ///   - name: The thread's name, for debuggers and crash reports.
     ///   - receive: Called on the reader thread with each chunk read, and once with empty data at
     ///     end of file (or on a read error).
-    static func start(_ handle: FileHandle, name: String, receive: @escaping @Sendable (Data) -> Void) {
+    static func start(
+        _ child: ChildProcess, _ fd: Int32, name: String, receive: @escaping @Sendable (Data) -> Void
+    ) {
         let thread = Thread {
-            let descriptor = handle.fileDescriptor
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                if count > 0 {
-                    receive(Data(buffer[0..<count]))
-                } else if count < 0 && errno == EINTR {
-                    continue
-                } else {
-                    break
-                }
+            while case let count = child.read(fd, into: &buffer), count > 0 {
+                receive(Data(buffer[0..<count]))
             }
-            // Closed here, not left to the handle's deinit: Foundation keeps a `Process` (and the pipes
-            // it was given) alive until its own monitor sees the child end, which it never does for a
-            // child the test reaped itself, and a full run leaked a thousand pipes that way (Process.run
-            // then crashed in a memcpy with that many descriptors open).
-            try? handle.close()
+            child.closeReading(fd)
             receive(Data())
         }
         thread.name = name
         thread.start()
+    }
+
+    /// Reads `fd` of `child` to its end on the calling thread, then closes it.
+    static func readAll(_ child: ChildProcess, _ fd: Int32) -> [UInt8] {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while case let count = child.read(fd, into: &buffer), count > 0 { out += buffer[0..<count] }
+        child.closeReading(fd)
+        return out
     }
 }

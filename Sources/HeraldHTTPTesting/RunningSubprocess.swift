@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProcess
 import HeraldSync
 
 extension Subprocess {
@@ -15,26 +16,16 @@ extension Subprocess {
         executable: String, arguments: [String] = [], environment: [String: String] = [:],
         currentDirectory: String? = nil
     ) throws -> RunningSubprocess {
-        let process = try prepare(
-            executable: executable, arguments: arguments, environment: environment, currentDirectory: currentDirectory)
-        process.standardInput = FileHandle.nullDevice
-        let running = RunningSubprocess(process: process)
-        do {
-            try start(process)
-        } catch {
-            running.detach()
-            throw SubprocessError("could not run \(process.executableURL?.path ?? executable): \(error)")
-        }
-        return running
+        let child = try spawn(
+            executable: executable, arguments: arguments, environment: environment,
+            currentDirectory: currentDirectory, stdin: false)
+        return RunningSubprocess(child: child)
     }
 }
 
 /// A program started with ``Subprocess/launch(executable:arguments:environment:currentDirectory:)``.
-public final class RunningSubprocess: @unchecked Sendable {
-    // `Process` is not Sendable; it is only asked thread-safe questions (isRunning, status, pid).
-    private let process: Process
-    private let out = Pipe()
-    private let err = Pipe()
+public final class RunningSubprocess: Sendable {
+    private let child: ChildProcess
     private let collected = Locked(Collected())
 
     private struct Collected {
@@ -43,38 +34,29 @@ public final class RunningSubprocess: @unchecked Sendable {
         var openStreams = 2
     }
 
-    init(process: Process) {
-        self.process = process
-        process.standardOutput = out
-        process.standardError = err
+    init(child: ChildProcess) {
+        self.child = child
         let collected = collected
-        PipeDrain.start(out.fileHandleForReading, name: "herald.subprocess.stdout") { data in
+        PipeDrain.start(child, child.output, name: "herald.subprocess.stdout") { data in
             collected.withLock { if data.isEmpty { $0.openStreams -= 1 } else { $0.stdout.append(data) } }
         }
-        PipeDrain.start(err.fileHandleForReading, name: "herald.subprocess.stderr") { data in
+        PipeDrain.start(child, child.errors, name: "herald.subprocess.stderr") { data in
             collected.withLock { if data.isEmpty { $0.openStreams -= 1 } else { $0.stderr.append(data) } }
         }
     }
 
     deinit {
-        if process.isRunning {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        if child.isRunning {
+            child.send(SIGKILL)
+            _ = child.waitForExit()
         }
     }
 
-    /// Ends the reader threads of a program that never started: closes this process's write ends of
-    /// the pipes (a started program's are closed by `Process.run`), so the readers reach end of file.
-    func detach() {
-        try? out.fileHandleForWriting.close()
-        try? err.fileHandleForWriting.close()
-    }
-
     /// The program's process id.
-    public var processIdentifier: Int32 { process.processIdentifier }
+    public var processIdentifier: Int32 { child.pid }
 
     /// Whether the program is still running.
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { child.isRunning }
 
     /// What the program has written to stdout so far (UTF-8, invalid sequences replaced).
     public var stdout: String { String(decoding: collected.withLock { $0.stdout }, as: UTF8.self) }
@@ -84,9 +66,7 @@ public final class RunningSubprocess: @unchecked Sendable {
 
     /// Sends a signal to the program.
     /// - Parameter signal: The signal, for example `SIGHUP`.
-    public func send(_ signal: Int32) {
-        if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
-    }
+    public func send(_ signal: Int32) { child.send(signal) }
 
     /// Waits until stderr holds `text` at least `occurrences` times, or `timeout` passes.
     /// - Parameters:
@@ -114,20 +94,19 @@ public final class RunningSubprocess: @unchecked Sendable {
     /// - Throws: `CancellationError` when the task is cancelled.
     public func waitForExit(timeout: Duration = .seconds(20)) async throws -> Subprocess.Result? {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
+        while child.isRunning {
             if ContinuousClock.now >= deadline { return nil }
             try await Task.sleep(for: .milliseconds(50))
         }
-        process.waitUntilExit()
         // The pipes reach end of file once the program (and anything it started) has closed them.
         let drained = ContinuousClock.now + .seconds(5)
         while collected.withLock({ $0.openStreams > 0 }) && ContinuousClock.now < drained {
             try await Task.sleep(for: .milliseconds(10))
         }
         let (output, errors) = collected.withLock { ($0.stdout, $0.stderr) }
+        let (code, signalled) = child.termination ?? (0, false)
         return Subprocess.Result(
-            code: process.terminationStatus, terminatedBySignal: process.terminationReason == .uncaughtSignal,
-            stdoutBytes: Array(output), stderrBytes: Array(errors))
+            code: code, terminatedBySignal: signalled, stdoutBytes: Array(output), stderrBytes: Array(errors))
     }
 
     /// Kills the program with `SIGKILL` and waits for it.
@@ -136,7 +115,7 @@ public final class RunningSubprocess: @unchecked Sendable {
     @discardableResult
     public func kill() async throws -> Subprocess.Result {
         send(SIGKILL)
-        // waitForExit polls without holding a thread (waitUntilExit would spin one of the pool's).
+        // waitForExit polls without holding a thread (a blocking wait would hold one of the pool's).
         guard let result = try await waitForExit() else { throw SubprocessError("still running after SIGKILL") }
         return result
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldProcess
 import HeraldSync
 
 /// Why ``Subprocess`` could not run a program.
@@ -115,124 +116,51 @@ public enum Subprocess {
         return path
     }
 
-    /// A `Process` for `executable` (looked up on PATH), not started yet: `arguments`, `environment`
-    /// on top of this process's, the working directory. SIGPIPE is ignored here, so a child that
-    /// closes its input early cannot kill the test.
-    static func prepare(
-        executable: String, arguments: [String], environment: [String: String], currentDirectory: String?
-    ) throws -> Process {
-        signal(SIGPIPE, SIG_IGN)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try resolve(executable))
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+    /// Starts `executable` (looked up on PATH) with `arguments`, `environment` on top of this
+    /// process's, in `currentDirectory`; with `stdin: false` it reads `/dev/null`. SIGPIPE is ignored
+    /// here, so a child that closes its input early cannot kill the test.
+    static func spawn(
+        executable: String, arguments: [String], environment: [String: String], currentDirectory: String?,
+        stdin: Bool
+    ) throws -> ChildProcess {
+        let path = try resolve(executable)
+        let merged =
+            environment.isEmpty
+            ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        do {
+            return try ChildProcess.spawn(
+                [path] + arguments, environment: merged, directory: currentDirectory, stdin: stdin)
+        } catch {
+            throw SubprocessError("could not run \(path): \(error)")
         }
-        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-        return process
     }
 
     private static func run(
         executable: String, arguments: [String], input: [UInt8]?, environment: [String: String],
         currentDirectory: String?
     ) throws -> Result {
-        let process = try prepare(
-            executable: executable, arguments: arguments, environment: environment, currentDirectory: currentDirectory)
-        let out = Pipe()
-        let err = Pipe()
-        let stdinPipe = input.map { _ in Pipe() }
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdinPipe ?? FileHandle.nullDevice
-        do {
-            try start(process)
-        } catch {
-            throw SubprocessError("could not run \(process.executableURL?.path ?? executable): \(error)")
-        }
+        let child = try spawn(
+            executable: executable, arguments: arguments, environment: environment,
+            currentDirectory: currentDirectory, stdin: input != nil)
         // stdin is written and stderr read on their own threads while this one reads stdout.
         let done = DispatchGroup()
-        let errorBytes = Locked(Data())
-        let errorHandle = err.fileHandleForReading
+        let errorBytes = Locked([UInt8]())
         background(done) {
-            let data = errorHandle.readDataToEndOfFile()
-            errorBytes.withLock { $0 = data }
+            let bytes = PipeDrain.readAll(child, child.errors)
+            errorBytes.withLock { $0 = bytes }
         }
-        if let input, let writer = stdinPipe?.fileHandleForWriting {
+        if let input {
             background(done) {
                 // A child that exits without reading its input makes this fail (EPIPE): not an error here.
-                try? writer.write(contentsOf: input)
-                try? writer.close()
+                _ = child.write(input)
+                child.closeInput()
             }
         }
-        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let output = PipeDrain.readAll(child, child.output)
         done.wait()
-        // Closed now (see PipeDrain): Foundation may keep the Process, and so these pipes, alive.
-        try? out.fileHandleForReading.close()
-        try? errorHandle.close()
-        let (code, signalled) = try reap(process)
+        let (code, signalled) = child.waitForExit()
         return Result(
-            code: code, terminatedBySignal: signalled, stdoutBytes: Array(output),
-            stderrBytes: Array(errorBytes.withLock { $0 }))
-    }
-
-    /// Waits for `process` with `waitpid` and returns its exit status or signal. Not
-    /// `Process.waitUntilExit()`: on Linux it spins its thread's run loop until Foundation's monitor
-    /// marks the process ended, and in a clean-clone CI run it spun a pool thread for over ten
-    /// minutes with the child long gone, stalling every test behind it. When Foundation reaped the
-    /// child first (`ECHILD`), its own record of the status is used.
-    private static func reap(_ process: Process) throws -> (code: Int32, signalled: Bool) {
-        var status: Int32 = 0
-        var reaped: pid_t
-        repeat { reaped = waitpid(process.processIdentifier, &status, 0) } while reaped == -1 && errno == EINTR
-        if reaped == process.processIdentifier {
-            let signal = status & 0x7F
-            return signal == 0 ? ((status >> 8) & 0xFF, false) : (signal, true)
-        }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                throw SubprocessError(
-                    "\(process.executableURL?.path ?? "the program") ended, but its exit status was lost")
-            }
-            usleep(1_000)
-        }
-        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
-    }
-
-    /// Starts `process` from a thread of its own that blocks no signal, so that the child does not inherit
-    /// the calling thread's mask: a test runs on a pool thread, which blocks nearly every signal, and a child
-    /// started from it would ignore `SIGTERM`, `SIGHUP` and `SIGINT` until it unblocked them itself.
-    /// - Parameter process: The configured process.
-    /// - Throws: What `Process.run()` throws.
-    static func start(_ process: Process) throws {
-        let launch = Launch(process)
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            var none = sigset_t()
-            sigemptyset(&none)
-            pthread_sigmask(SIG_SETMASK, &none, nil)
-            launch.run()
-            done.signal()
-        }
-        // One start at a time in the whole process (ProcessSpawn), the exec channel's included.
-        ProcessSpawn.lock.lock()
-        thread.start()
-        done.wait()
-        ProcessSpawn.lock.unlock()
-        if let error = launch.error { throw error }
-    }
-
-    /// A process handed to the launching thread, and what starting it threw.
-    private final class Launch: @unchecked Sendable {
-        // Only the launching thread touches these until the semaphore hands them back.
-        private let process: Process
-        private(set) var error: (any Error)?
-
-        init(_ process: Process) { self.process = process }
-
-        func run() {
-            do { try process.run() } catch { self.error = error }
-        }
+            code: code, terminatedBySignal: signalled, stdoutBytes: output, stderrBytes: errorBytes.withLock { $0 })
     }
 
     /// Runs `work` on a thread of its own (not the shared pools: it blocks on a pipe).

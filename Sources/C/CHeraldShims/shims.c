@@ -1,3 +1,5 @@
+// glibc declares posix_spawn_file_actions_addclosefrom_np and _addchdir_np under _GNU_SOURCE.
+#define _GNU_SOURCE 1
 #include "CHeraldShims.h"
 
 #include <netinet/in.h>
@@ -53,3 +55,10 @@ int herald_sqlite3_bind_blob_transient(sqlite3_stmt *s, int i, const void *d, in
 
 void herald_openssl_free(void *p) { OPENSSL_free(p); }
 long herald_bio_get_mem_data(BIO *b, char **d) { return BIO_get_mem_data(b, d); }
+
+int herald_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+int herald_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}

@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldProcess
 import HeraldSync
 
 /// `type: exec`: a channel written in any language, run as a long-lived child process that speaks
@@ -219,9 +220,9 @@ public final class ExecChannel: Channel {
     }
 
     private func launch() async -> Result<(ExecConnection, ExecHandshake), ExecProtocolError> {
-        let process: ExecProcess
+        let process: ChildProcess
         do {
-            process = try ExecProcess.spawn(setup.command, environment: nil, directory: setup.directory)
+            process = try ChildProcess.spawn(setup.command, environment: nil, directory: setup.directory)
         } catch {
             return .failure(ExecProtocolError(code: .handshake, message: error.message))
         }

@@ -1,5 +1,6 @@
 import ChannelAPI
 import Foundation
+import HeraldProcess
 import HeraldSync
 
 /// What one request to the plugin came to.
@@ -36,7 +37,7 @@ struct ExecLimits: Sendable {
 /// One running plugin: writes request lines, matches answer lines to requests by id, logs stderr
 /// line by line (scrubbed), and when the plugin ends answers every request in flight `ended`.
 final class ExecConnection: Sendable {
-    let process: ExecProcess
+    let process: ChildProcess
     private let logger: ChannelLogger
     private let limits: ExecLimits
     private let writer = DispatchQueue(label: "herald.exec.writer")
@@ -61,7 +62,7 @@ final class ExecConnection: Sendable {
     /// Starts reading the plugin's stdout and stderr. `onEnd` is called once, when it has ended
     /// (before the requests in flight are answered).
     init(
-        process: ExecProcess, logger: ChannelLogger, limits: ExecLimits,
+        process: ChildProcess, logger: ChannelLogger, limits: ExecLimits,
         onEnd: @escaping @Sendable (ExecConnection, String) -> Void
     ) {
         self.process = process

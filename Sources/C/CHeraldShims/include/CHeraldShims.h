@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <openssl/crypto.h>
 #include <openssl/bio.h>
+#include <spawn.h>
 
 // libcurl: curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt are variadic.
 CURLcode herald_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
@@ -38,5 +39,10 @@ int herald_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void
 // OpenSSL: OPENSSL_free and BIO_get_mem_data are macros.
 void herald_openssl_free(void *ptr);
 long herald_bio_get_mem_data(BIO *bio, char **data);
+
+// posix_spawn: the GNU extensions (glibc 2.34+) are declared only under _GNU_SOURCE, which Swift's
+// Glibc module does not define. Both return 0 or an error number.
+int herald_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+int herald_spawn_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 
 #endif
