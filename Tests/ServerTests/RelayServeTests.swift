@@ -154,7 +154,7 @@ struct RelayServeTests {
     /// off the allow-list; without either, 401. The relay's rate limit answers 429 with Retry-After.
     @Test func hapiAccessAndRateLimit() async throws {
         let relays = """
-                hapi: { channel: apns, allow: [10.0.0.0/8], rate-limit: 1/m, burst: 2 }
+                hapi: { channel: apns, allow: [10.0.0.0/8], rate-limit: 1/h, burst: 2 }
             """
         try await RelayRig.with(relays: relays, withHub: false) { rig in
             try await rig.apnsAnswers(200)
