@@ -13,6 +13,9 @@ public final class RelayMetrics: Sendable {
 
     private let counts = Locked<(requests: [Key: Int], pushes: [Key: Int])>(([:], [:]))
 
+    /// The relay history this process has not yet written to the store.
+    public let history = RelayHistory()
+
     /// Creates empty counters.
     public init() {}
 
