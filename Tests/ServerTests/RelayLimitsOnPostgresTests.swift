@@ -35,6 +35,9 @@ import Testing
             let overOnOne = try await push(one)
             #expect(overOnOne.status == 429)
             #expect(try await apns.requests().count == 3, "nothing is sent over the limit")
+            for rig in [one, two] {
+                for secret in [RelayRig.token, RelayRig.relayToken] { #expect(!rig.relayLog.text.contains(secret)) }
+            }
             // The bucket is in the store under the caller's hash; the caller's name is not stored.
             let area = one.relay.store.channelState("relay.limits.hapi")
             let stored = try #require(try area.value(forKey: StoredRateLimit.key("token:hub")))

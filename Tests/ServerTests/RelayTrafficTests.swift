@@ -47,7 +47,7 @@ import Testing
             #expect(stored[2].caller == "token:hub")
             #expect(stored[0].caller.hasPrefix("address:") && stored[0].caller.count == "address:".count + 16)
             #expect(!stored[0].caller.contains("127.0.0.1"))
-            let text = traffic.text + stored.map { "\($0)" }.joined()
+            let text = traffic.text + stored.map { "\($0)" }.joined() + rig.relayLog.text
             for secret in [RelayRig.token, Self.envelope, "secret-collapse", RelayRig.relayToken, "hrd_not-a-token"] {
                 #expect(!text.contains(secret))
             }

@@ -7,9 +7,11 @@
 #   openchamber  `herald-bench relay openchamber`: CLIENTS concurrent callers, each its own server (own
 #                key, TOKENS tokens registered first, not timed), sending signed POST /v1/push/send
 #                naming all TOKENS tokens, back to back for DURATION s.
-#   hapi         `herald-bench relay hapi`: CLIENTS concurrent callers of POST /v1/push, one push each.
+#   hapi         `herald-bench relay hapi`: CLIENTS concurrent callers of POST /v1/push, one push each
+#                (run first, so the RSS after it is its own).
 # `herald serve` (SQLite store, the relays with auth: none on loopback, limits lifted) runs through
-# both relay parts; its peak RSS is VmHWM after each. The bench client shares the machine's cores.
+# both relay parts; its peak RSS is VmHWM after each. The bench client shares the machine's cores: each
+# part also prints the CPU seconds serve and the client used.
 #
 #   scripts/bench/relay.sh                     CLIENTS=100 TOKENS=100 DURATION=20 SEND_N=10000
 #   SMOKE=1 scripts/bench/relay.sh             seconds, tiny scale: checks the tooling, not the speed
@@ -111,14 +113,22 @@ done
 RELAY="http://127.0.0.1:$SERVE_PORT"
 hwm() { sed -n 's/VmHWM:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$SERVE_PID/status"; }
 
-out=$("$BENCH" relay openchamber "$RELAY" "$CLIENTS" "$DURATION" "$TOKENS")
-echo "$out"
-oc_rate=$(field pushes_per_s "$out")
-result "impl=openchamber pushes_per_s=$oc_rate requests=$(field requests "$out") ok=$(field ok "$out") rss_kb=$(hwm)"
-out=$("$BENCH" relay hapi "$RELAY" "$CLIENTS" "$DURATION")
-echo "$out"
-hapi_rate=$(field pushes_per_s "$out")
-result "impl=hapi pushes_per_s=$hapi_rate requests=$(field requests "$out") ok=$(field ok "$out") rss_kb=$(hwm)"
+# serve's CPU seconds so far (utime + stime) and the bench client's, to show who used the cores.
+cpu() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$SERVE_PID/stat"; }
+part() { # protocol [tokens]: one herald-bench relay run; prints its RESULT; sets $rate
+    local before out
+    before=$(cpu)
+    out=$(/usr/bin/time -o "$WORK/btime" -f '%U %S' "$BENCH" relay "$1" "$RELAY" "$CLIENTS" "$DURATION" ${2:-})
+    echo "$out"
+    rate=$(field pushes_per_s "$out")
+    result "impl=$1 pushes_per_s=$rate requests=$(field requests "$out") ok=$(field ok "$out") rss_kb=$(hwm)" \
+        "serve_cpu_s=$(python3 -c "print(round($(cpu) - $before, 1))") client_cpu_s=$(awk '{ print $1 + $2 }' "$WORK/btime")"
+}
+# hapi first, so its peak RSS is its own; then openchamber (VmHWM is the peak of both).
+part hapi
+hapi_rate=$rate
+part openchamber "$TOKENS"
+oc_rate=$rate
 python3 - "$send_rate" "$oc_rate" "$hapi_rate" "$(hwm)" <<'PY'
 import sys
 send, oc, hapi, hwm = (float(x or 0) for x in sys.argv[1:])
@@ -127,4 +137,3 @@ for name, rate in (("openchamber", oc), ("hapi", hapi)):
     print(f"{name}: {rate:.0f} pushes/s = {ratio:.0f}% of herald send ({send:.0f}/s); target >= 70%: {'met' if ratio >= 70 else 'MISSED'}")
 print(f"herald serve peak RSS: {hwm / 1024:.1f} MB; target < 64 MB: {'met' if hwm < 64 * 1024 else 'MISSED'}")
 PY
-grep -c 'relay' "$WORK/serve.log" >/dev/null || true

@@ -132,7 +132,7 @@ public struct RelayHub: Sendable {
             countPush: { outcome in
                 metrics.countPush(relay: name, outcome: outcome.rawValue)
                 pushes.withLock { $0[outcome.rawValue, default: 0] += 1 }
-            })
+            }, gate: metrics.pushGate)
         let relayRequest = RelayRequest(
             route: route, path: request.path, parameters: call.parameters, query: request.query,
             headers: request.headers, body: request.body, clientAddress: request.clientAddress,

@@ -16,6 +16,12 @@ public final class RelayMetrics: Sendable {
     /// The relay history this process has not yet written to the store.
     public let history = RelayHistory()
 
+    /// The bound on this process's relay pushes in flight, over every relay request.
+    public let pushGate = RelayPushGate(capacity: RelayMetrics.pushesInFlight)
+
+    /// Relay pushes in flight at most per process.
+    public static let pushesInFlight = 1_000
+
     /// Creates empty counters.
     public init() {}
 
