@@ -20,7 +20,7 @@ public final class RelayMetrics: Sendable {
     public let pushGate = RelayPushGate(capacity: RelayMetrics.pushesInFlight)
 
     /// Relay pushes in flight at most per process.
-    public static let pushesInFlight = 1_000
+    public static let pushesInFlight = 300
 
     /// Creates empty counters.
     public init() {}
