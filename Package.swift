@@ -120,7 +120,7 @@ let package = Package(
             name: "HeraldConsole", dependencies: ["ChannelAPI", "Router"],
             resources: [
                 .embedInCode("Console/console.css"), .embedInCode("Console/console.js"),
-                .embedInCode("Console/index.html"),
+                .embedInCode("Console/index.html"), .embedInCode("Console/relays.js"),
             ]),
 
         // Fakes for channel authors and our own tests.

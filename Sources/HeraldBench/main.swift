@@ -20,6 +20,7 @@ let usage = """
       json [SECONDS]                                   Herald's JSON parser on a notification and a device, ns per parse
       api-reads NOTIFICATIONS DEVICES ROUNDS           before= paging and the summary's store reads, old and new
       exec TARGETS ROUNDS                              an exec channel whose child answers at once, notifications/s
+      relay hapi|openchamber BASEURL CLIENTS SECONDS [TOKENS]  herald serve's relay endpoints, CLIENTS callers
     """
 
 /// `HERALD_BENCH_COALESCE=0` runs the HTTP benches with ``HTTPClientConfiguration/coalescesWrites`` off,
@@ -31,6 +32,8 @@ func int(_ i: Int) -> Int? { args.count > i ? Int(args[i]) : nil }
 
 do {
     switch args.first {
+    case "relay":
+        print(try await RelayBench.run(Array(args.dropFirst())))
     case "exec":
         print(try await ExecBench.run(targets: int(1) ?? 10_000, rounds: int(2) ?? 20))
     case "crypto":

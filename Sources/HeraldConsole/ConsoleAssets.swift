@@ -41,6 +41,8 @@ public enum ConsoleAssets {
         ConsoleAsset(
             path: "console.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.console_js),
         ConsoleAsset(path: "index.html", contentType: "text/html; charset=utf-8", bytes: PackageResources.index_html),
+        ConsoleAsset(
+            path: "relays.js", contentType: "text/javascript; charset=utf-8", bytes: PackageResources.relays_js),
     ]
 
     /// Headers on every console response. The page may talk to its own origin only: no outside

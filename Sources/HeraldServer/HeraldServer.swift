@@ -90,6 +90,7 @@ public final class HeraldServer: Sendable {
         // Streams end and new requests get 503 at once; requests in flight go on.
         api.beginShutdown()
         await http.stop(grace: grace)
+        api.metrics.relays.history.flush(store: api.router.store, logger: api.router.logger)
         forwarder.cancel()
         executor.shutdown()
     }

@@ -86,7 +86,7 @@ import Testing
         #expect(seen["focusOrder"] == .array(["Overview", "Notifications", "Routes"].map { .string($0) }))
         #expect(seen["hashAfterEnter"]?.stringValue == "#routes")
         let after = seen["focusAfterRoutes"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        #expect(Array(after.prefix(3)) == ["Devices", "namespace", "signout"], "\(after)")
+        #expect(Array(after.prefix(4)) == ["Devices", "Relays", "namespace", "signout"], "\(after)")
 
         // Screenshots, and nothing wider than a 360 px phone.
         for key in ["desktopScreenshot", "phoneScreenshot"] {

@@ -135,6 +135,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             db.execute('DROP INDEX deliveries_pending')
             db.execute('DROP INDEX notifications_public_id')
             db.execute('ALTER TABLE notifications DROP COLUMN public_id')
+            db.execute('DROP TABLE relay_requests')
             db.execute('PRAGMA user_version = 2')
             db.commit()
             """, [path])
@@ -149,7 +150,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             print(' | '.join(row[-1] for row in plan))
             """, [path])
         let lines = out.split(separator: "\n").map(String.init)
-        #expect(lines.first == "4")  // every migration ran
+        #expect(lines.first == "5")  // every migration ran
         #expect(lines.last?.contains("deliveries_pending") == true, "query plan: \(out)")
     }
 
@@ -169,6 +170,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             db = sqlite3.connect(sys.argv[1])
             db.execute('DROP INDEX notifications_public_id')
             db.execute('ALTER TABLE notifications DROP COLUMN public_id')
+            db.execute('DROP TABLE relay_requests')
             db.execute('PRAGMA user_version = 3')
             db.commit()
             """, [path])
@@ -190,7 +192,7 @@ func damageTable(_ table: String, inStoreAt path: String) throws {
             "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('PRAGMA user_version = 99')\ndb.commit()",
             [path])
         let error = try refusal(path)
-        #expect(error == .newerSchema(path: path, version: 99, supported: 4))
+        #expect(error == .newerSchema(path: path, version: 99, supported: 5))
         #expect(error.description.contains("newer"))
     }
 

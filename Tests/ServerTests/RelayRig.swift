@@ -67,7 +67,7 @@ struct RelayRig {
             server:
               tokens:
                 - { name: hub, sha256: \(TokenAuthenticator.sha256Hex(of: relayToken)), scopes: [relay] }
-                - { name: reader, sha256: \(TokenAuthenticator.sha256Hex(of: readToken)), scopes: [read] }
+                - { name: reader, sha256: \(TokenAuthenticator.sha256Hex(of: readToken)), namespaces: ["*"], scopes: [read] }
             \(tls ? "  tls: { cert: \(try selfSigned(home)), key: \(home)/tls-key.pem }\n" : "")  relays:
             \(relays)
             """

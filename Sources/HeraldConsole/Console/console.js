@@ -574,9 +574,9 @@ function route() {
   let view = hash || "overview";
   let id = null;
   if (view.startsWith("notification/")) { id = view.slice("notification/".length); view = "detail"; }
-  if (!["overview", "notifications", "detail", "routes", "devices"].includes(view)) view = "overview";
+  if (!["overview", "notifications", "detail", "routes", "devices", "relays"].includes(view)) view = "overview";
   state.view = view;
-  for (const v of ["overview", "notifications", "detail", "routes", "devices"]) show($("view-" + v), v === view);
+  for (const v of ["overview", "notifications", "detail", "routes", "devices", "relays"]) show($("view-" + v), v === view);
   for (const b of document.querySelectorAll(".tabs button[data-view]")) {
     const current = b.dataset.view === view || (view === "detail" && b.dataset.view === "notifications");
     if (current) b.setAttribute("aria-current", "page"); else b.removeAttribute("aria-current");
@@ -586,6 +586,7 @@ function route() {
   if (view === "detail") openDetail(id);
   if (view === "routes") renderGraphs();
   if (view === "devices") loadDevices();
+  if (view === "relays") loadRelays(); // relays.js
 }
 
 function init() {

@@ -7,7 +7,7 @@ extension RelayDelivery {
     public func through(_ name: String) -> RelayDelivery {
         RelayDelivery(
             channelName: name, clock: clock, channel: channel, stateStore: stateStore, newId: newId,
-            countPush: countPush)
+            countPush: countPush, gate: gate)
     }
 
     /// The payload form of the channel it delivers through; nil when that channel is missing or cannot

@@ -28,14 +28,17 @@ public struct RelayDelivery: Sendable {
     let stateStore: @Sendable (String) -> any ChannelStateStore
     let newId: @Sendable () -> String
     let countPush: @Sendable (DeliveryOutcome) -> Void
+    let gate: RelayPushGate?
 
-    /// Creates a facility over channel lookup and store state (``RelayHub`` makes it from the router).
+    /// Creates a facility over channel lookup and store state (``RelayHub`` makes it from the router);
+    /// `gate` bounds the pushes in flight across requests.
     public init(
         channelName: String, clock: any HeraldClock, channel: @escaping @Sendable (String) -> (any Channel)?,
         stateStore: @escaping @Sendable (String) -> any ChannelStateStore,
         newId: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() },
-        countPush: @escaping @Sendable (DeliveryOutcome) -> Void = { _ in }
+        countPush: @escaping @Sendable (DeliveryOutcome) -> Void = { _ in }, gate: RelayPushGate? = nil
     ) {
+        self.gate = gate
         self.countPush = countPush
         self.channelName = channelName
         self.clock = clock
@@ -58,7 +61,9 @@ public struct RelayDelivery: Sendable {
                 device: Device(namespace: "relay", deviceId: "relay-\(i)", platform: "ios", fields: fields),
                 deliveryId: newId())
         }
+        await gate?.acquire(delivery.count)
         let results = await sender.deliver(prepared: push, to: delivery)
+        gate?.release(delivery.count)
         for r in results { countPush(r.outcome) }
         let byId = Dictionary(results.map { ($0.deliveryId, $0) }, uniquingKeysWith: { a, _ in a })
         return delivery.map { byId[$0.deliveryId] ?? .failed($0, reason: "the channel gave no result") }

@@ -1,6 +1,7 @@
 import ChannelAPI
 import Foundation
 import HeraldMHD
+import HeraldSync
 import Router
 
 /// The relay endpoints of `herald serve` (docs/relay-server.md): each relay route is an ``APIRoute`` in
@@ -71,10 +72,16 @@ public struct RelayHub: Sendable {
                     errorResponse: RelayHub.errorResponse
                 ) { api, call in
                     let (auth, now) = (api.settings.withLock { $0.authenticator }, api.now())
-                    let response = await RelayHub.handle(
+                    let pushes = Locked<[String: Int]>([:])
+                    let (response, caller) = await RelayHub.handle(
                         call, route: route, entry: entry, router: api.router, authenticator: auth,
-                        metrics: api.metrics.relays, now: now)
-                    api.metrics.relays.countRequest(relay: entry.settings.module.name, code: response.status)
+                        metrics: api.metrics.relays, pushes: pushes, now: now)
+                    let name = entry.settings.module.name
+                    api.metrics.relays.countRequest(relay: name, code: response.status)
+                    let record = RelayRequestRecord(
+                        at: api.router.clock.now(), relay: name, route: route.path, status: response.status,
+                        pushes: pushes.withLock { $0 }, caller: caller)
+                    api.metrics.relays.history.append(record, store: api.router.store, logger: api.router.logger)
                     return response
                 }
             }
@@ -90,11 +97,13 @@ public struct RelayHub: Sendable {
         return answer(error(e.status, e.code, e.message), extra: extra)
     }
 
-    /// Access, rate limit and the protocol, for a request on one of `entry`'s routes.
+    /// Access, rate limit and the protocol, for a request on one of `entry`'s routes: the answer and
+    /// the caller as the history records it (``RelayHistory/caller(tokenName:address:)``). `pushes`
+    /// counts the request's pushes by outcome.
     static func handle(
         _ call: APICall, route: RelayRoute, entry: Entry, router: Router, authenticator: TokenAuthenticator,
-        metrics: RelayMetrics, now: Double
-    ) async -> ServerResponse {
+        metrics: RelayMetrics, pushes: Locked<[String: Int]>, now: Double
+    ) async -> (ServerResponse, caller: String) {
         let request = call.request
         let name = entry.settings.module.name
         let caller: (key: String, token: APIToken?)
@@ -103,18 +112,27 @@ public struct RelayHub: Sendable {
         } else {
             switch RelayHub.admit(request, access: entry.settings.access, authenticator: authenticator) {
             case .success(let c): caller = c
-            case .failure(let refused): return RelayHub.answer(refused.response)
+            case .failure(let refused):
+                return (
+                    RelayHub.answer(refused.response),
+                    RelayHistory.caller(tokenName: nil, address: request.clientAddress)
+                )
             }
         }
-        if let wait = entry.limiter.take(caller.key, now: now) {
-            return RelayHub.answer(
+        let recorded = RelayHistory.caller(tokenName: caller.token?.name, address: request.clientAddress)
+        if let wait = RelayHub.limit(caller.key, entry: entry, router: router, now: now) {
+            let refused = RelayHub.answer(
                 RelayHub.error(429, "rate_limited", "over the relay's rate limit; retry in \(wait) s"),
                 extra: [("Retry-After", String(wait))])
+            return (refused, recorded)
         }
         let delivery = RelayDelivery(
             channelName: entry.settings.module.channel, clock: router.clock,
             channel: { router.channel(named: $0) }, stateStore: { router.store.channelState($0) },
-            countPush: { metrics.countPush(relay: name, outcome: $0.rawValue) })
+            countPush: { outcome in
+                metrics.countPush(relay: name, outcome: outcome.rawValue)
+                pushes.withLock { $0[outcome.rawValue, default: 0] += 1 }
+            }, gate: metrics.pushGate)
         let relayRequest = RelayRequest(
             route: route, path: request.path, parameters: call.parameters, query: request.query,
             headers: request.headers, body: request.body, clientAddress: request.clientAddress,
@@ -125,7 +143,22 @@ public struct RelayHub: Sendable {
                 "relay request failed upstream",
                 ["protocol": name, "status": String(response.status)])
         }
-        return RelayHub.answer(response)
+        return (RelayHub.answer(response), recorded)
+    }
+
+    /// The caller's rate limit: in the store when the store is shared (PostgreSQL: every `herald
+    /// serve` on it takes from one bucket), else this process's own limiter (SQLite: one process).
+    /// When the store fails, the process's own limiter answers.
+    static func limit(_ key: String, entry: Entry, router: Router, now: Double) -> Int? {
+        guard router.store is PostgresStore else { return entry.limiter.take(key, now: now) }
+        let stored = StoredRateLimit(
+            store: router.store.channelState("relay.limits." + entry.settings.module.name),
+            perSecond: entry.settings.ratePerSecond, burst: entry.settings.burst)
+        do {
+            return try stored.take(key, now: router.clock.now().timeIntervalSince1970)
+        } catch {
+            return entry.limiter.take(key, now: now)
+        }
     }
 
     /// Why a caller was not let in, as the answer.

@@ -13,6 +13,15 @@ public final class RelayMetrics: Sendable {
 
     private let counts = Locked<(requests: [Key: Int], pushes: [Key: Int])>(([:], [:]))
 
+    /// The relay history this process has not yet written to the store.
+    public let history = RelayHistory()
+
+    /// The bound on this process's relay pushes in flight, over every relay request.
+    public let pushGate = RelayPushGate(capacity: RelayMetrics.pushesInFlight)
+
+    /// Relay pushes in flight at most per process.
+    public static let pushesInFlight = 300
+
     /// Creates empty counters.
     public init() {}
 

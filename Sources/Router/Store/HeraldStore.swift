@@ -149,6 +149,13 @@ public protocol HeraldStore: Sendable {
     /// Upserts each device as ``upsertDevice(_:now:)`` does, each on its own; see the default at the end
     /// of this file.
     func upsertDevicesIndividually(_ devices: [Device], now: Date) throws -> [Result<UpsertResult, any Error>]
+    // relay history (docs/relay-server.md): defaults in HeraldStore+RelayHistory.swift (none kept).
+    /// Appends relay requests in one transaction and keeps only the newest `keep` of them.
+    func recordRelayRequests(_ records: [RelayRequestRecord], keep: Int) throws
+    /// The newest relay requests first, at most `limit`, of one protocol when `relay` is given.
+    func relayRequests(relay: String?, limit: Int) throws -> [RelayRequestRecord]
+    /// The kept relay requests counted by protocol and status, with their pushes by outcome.
+    func relayRequestTallies() throws -> [RelayRequestTally]
 }
 
 extension HeraldStore {

@@ -131,6 +131,12 @@ public final class PostgresStore: HeraldStore {
         ALTER TABLE notifications ADD COLUMN public_id TEXT;
         CREATE INDEX notifications_public_id ON notifications(public_id) WHERE public_id IS NOT NULL;
         """,
+        // 4: the relay history (RelayRequestRecord): bounded, no content.
+        """
+        CREATE TABLE relay_requests(
+          id BIGSERIAL PRIMARY KEY, at BIGINT NOT NULL, relay TEXT NOT NULL,
+          route TEXT NOT NULL, status INTEGER NOT NULL, pushes TEXT NOT NULL, caller TEXT NOT NULL);
+        """,
     ]
 
     /// Applies the missing migrations under an advisory lock, so processes starting together

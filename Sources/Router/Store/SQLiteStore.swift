@@ -351,6 +351,14 @@ public final class SQLiteStore: HeraldStore {
                 ALTER TABLE notifications ADD COLUMN public_id TEXT;
                 CREATE INDEX notifications_public_id ON notifications(public_id) WHERE public_id IS NOT NULL;
                 """),
+        // The relay history (RelayRequestRecord): bounded, no content.
+        SQLiteMigration(
+            version: 5,
+            sql: """
+                CREATE TABLE relay_requests(
+                  id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, relay TEXT NOT NULL,
+                  route TEXT NOT NULL, status INTEGER NOT NULL, pushes TEXT NOT NULL, caller TEXT NOT NULL);
+                """),
     ]
 
     // MARK: Encoding helpers
