@@ -12,10 +12,11 @@ import Testing
 @Suite("Pulse channel to Pulse relay", .serialized, .stopsFakeHTTPServers)
 struct PulseRelayChannelTests {
     static func hub(_ relay: PulseRelayRig) async throws -> Router {
-        let url = "http://127.0.0.1:\(relay.port)"
+        let url = "https://127.0.0.1:\(relay.port)"
         let text = """
             version: 1
             store: { path: \(relay.rig.home)/pulse-hub.db }
+            tls: { ca-file: \(relay.rig.home)/tls-cert.pem }
             channels:
               pulse: { type: relay, protocol: pulse, current-relay: "\(url)", allowed-relays: ["\(url)"] }
             routes:
@@ -33,7 +34,7 @@ struct PulseRelayChannelTests {
         Device(
             namespace: "pulse", deviceId: id, platform: "pulse",
             fields: [
-                "relay": .string("http://127.0.0.1:\(relay.port)"), "relayDeviceId": .string(site.deviceId),
+                "relay": .string("https://127.0.0.1:\(relay.port)"), "relayDeviceId": .string(site.deviceId),
                 "sourceId": .string(site.sourceId), "pushKey": .string(site.pushKey), "deviceName": "iPhone",
             ])
     }
@@ -56,7 +57,7 @@ struct PulseRelayChannelTests {
     }
 
     @Test func everyOutcomeComesThroughAsDocumented() async throws {
-        try await RelayRig.with(relays: try PulseRelayRig.relays(), withHub: false) { rig in
+        try await RelayRig.with(relays: try PulseRelayRig.relays(), withHub: false, tls: true) { rig in
             let p = PulseRelayRig(rig: rig)
             let apns = rig.apns
             try await rig.apnsAnswers(200)
@@ -105,7 +106,7 @@ struct PulseRelayChannelTests {
 
             // The user disconnected the site: 403 → dead (A removes the device).
             #expect(try await p.call("DELETE", "/v1/pulse/devices/\(phone.deviceId)/sites/\(site.sourceId)", credential: phone.credential).status == 200)
-            #expect(try await Self.state(hub, Self.activity("update", ref: "job-1")) == .dead)
+            #expect(try await Self.state(hub, Self.activity("update", ref: "job-7")) == .dead)
 
             // The phone was deleted: 410 → dead. Its push-to-start token refused by APNs: 410 → dead.
             let other = try await p.register(token: String(repeating: "0e", count: 32))

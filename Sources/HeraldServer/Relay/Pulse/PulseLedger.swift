@@ -169,8 +169,9 @@ extension PulseLedger {
             break
         }
         var dropAlert = false
-        if body.alert != nil {
-            if body.event != "start", let last = a.alerted, now - last < limits.alertSpacing {
+        // Only alerts on update/end count (a start always carries one and is limited on its own).
+        if body.alert != nil, body.event != "start" {
+            if let last = a.alerted, now - last < limits.alertSpacing {
                 dropAlert = true
             } else {
                 a.alerted = now

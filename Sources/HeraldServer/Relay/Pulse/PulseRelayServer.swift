@@ -97,6 +97,7 @@ public struct PulseRelayServer: InboundRelay {
             try? state.retire(deviceId)
             throw PulseRefusal(410, "gone", "APNs no longer knows this phone's push-to-start token; delete the key")
         case .dead:
+            undo()  // nothing showed it: a start may follow with the same revision
             _ = try? state.ledger(deviceId, sourceId) { $0.record(.ended, ref: body.ref, now: now) }
             throw PulseRefusal(404, "no_activity", "the Live Activity for ref \(body.ref) is gone from the phone")
         case .retry:
