@@ -105,19 +105,25 @@ struct PulseRelayChannelTests {
             try await rig.apnsAnswers(200)
 
             // The user disconnected the site: 403 → dead (A removes the device).
-            #expect(try await p.call("DELETE", "/v1/pulse/devices/\(phone.deviceId)/sites/\(site.sourceId)", credential: phone.credential).status == 200)
+            #expect(
+                try await p.call(
+                    "DELETE", "/v1/pulse/devices/\(phone.deviceId)/sites/\(site.sourceId)", credential: phone.credential
+                ).status == 200)
             #expect(try await Self.state(hub, Self.activity("update", ref: "job-7")) == .dead)
 
             // The phone was deleted: 410 → dead. Its push-to-start token refused by APNs: 410 → dead.
             let other = try await p.register(token: String(repeating: "0e", count: 32))
             let otherSite = try await p.mint(other)
             _ = try await hub.register(Self.device("ipad", p, otherSite))
-            try await apns.route("/3/device/" + String(repeating: "0e", count: 32), [.json(400, #"{"reason":"BadDeviceToken"}"#)])
+            try await apns.route(
+                "/3/device/" + String(repeating: "0e", count: 32), [.json(400, #"{"reason":"BadDeviceToken"}"#)])
             #expect(try await Self.state(hub, Self.activity("start", ref: "job-8")) == .dead)
             let third = try await p.register(token: String(repeating: "0f", count: 32))
             let thirdSite = try await p.mint(third)
             _ = try await hub.register(Self.device("watch", p, thirdSite))
-            #expect(try await p.call("DELETE", "/v1/pulse/devices/\(third.deviceId)", credential: third.credential).status == 200)
+            #expect(
+                try await p.call("DELETE", "/v1/pulse/devices/\(third.deviceId)", credential: third.credential).status
+                    == 200)
             #expect(try await Self.state(hub, Self.activity("start", ref: "job-8")) == .dead)
             await hub.shutdown()
         }

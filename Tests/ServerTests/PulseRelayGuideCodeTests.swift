@@ -61,7 +61,10 @@ struct PulseRelayGuideCodeTests {
         ]
     }
 
-    static func setUp(_ body: (PulseRelayRig, PulseRelayRig.Phone, PulseRelayRig.Site, PulseRelayRig.Site, String) async throws -> Void)
+    static func setUp(
+        _ body: (PulseRelayRig, PulseRelayRig.Phone, PulseRelayRig.Site, PulseRelayRig.Site, String) async throws ->
+            Void
+    )
         async throws
     {
         try await RelayRig.with(relays: try PulseRelayRig.relays(extra: "update-interval: 0s"), withHub: false) { rig in
@@ -71,7 +74,8 @@ struct PulseRelayGuideCodeTests {
             let site = try await p.mint(phone)
             let wrong = try await p.mint(phone, name: "Other")
             for ref in ["order-1024", "upload-77", "n1", "demo"] { try await p.activity(phone, site, ref: ref) }
-            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-guide-\(UUID().uuidString)").path
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-guide-\(UUID().uuidString)")
+                .path
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             try await body(p, phone, site, wrong, dir)
             try? FileManager.default.removeItem(atPath: dir)
@@ -89,61 +93,61 @@ struct PulseRelayGuideCodeTests {
         }
     }
 
-    @Test func nodePushActivity() async throws {
-        try await Self.setUp { p, _, site, wrong, dir in
-            try Self.block("Node.js", "js").write(toFile: dir + "/guide.mjs", atomically: true, encoding: .utf8)
-            let driver = """
-                globalThis.saved = JSON.parse(process.env.PULSE_SAVED);
-                const { pushActivity } = await import('./guide.mjs');
-                for (const s of JSON.parse(process.env.PULSE_SCENARIOS)) {
-                  console.log(await pushActivity(s.saved ?? globalThis.saved, s.body));
-                }
-                """
-            try driver.write(toFile: dir + "/driver.mjs", atomically: true, encoding: .utf8)
+    /// Writes the guide's block as `guideFile` and `driver` beside it, runs the driver with `executable`
+    /// (saved key and scenarios in the environment), expects the scenarios' codes and returns the `aps`
+    /// of the guide's own example push, which went out first.
+    static func runGuide(
+        _ block: (heading: String, language: String), guideFile: String, driver: (file: String, text: String),
+        executable: String
+    ) async throws -> JSONValue {
+        var example: JSONValue = .null
+        try await setUp { p, _, site, wrong, dir in
+            try Self.block(block.heading, block.language).write(
+                toFile: dir + "/" + guideFile, atomically: true, encoding: .utf8)
+            try driver.text.write(toFile: dir + "/" + driver.file, atomically: true, encoding: .utf8)
             let r = try Subprocess.run(
-                executable: "node", arguments: [dir + "/driver.mjs"],
+                executable: executable, arguments: [dir + "/" + driver.file],
                 environment: [
-                    "PULSE_SAVED": Self.saved(p, site).canonicalString,
-                    "PULSE_SCENARIOS": Self.scenarios(p, site, wrong: wrong).canonicalString,
+                    "PULSE_SAVED": saved(p, site).canonicalString,
+                    "PULSE_SCENARIOS": scenarios(p, site, wrong: wrong).canonicalString,
                 ], currentDirectory: dir)
             #expect(r.succeeded, "\(r.stderr)")
-            #expect(Self.statuses(r) == [200, 409, 404, 401])
+            #expect(statuses(r) == [200, 409, 404, 401])
             let sent = try await p.rig.apns.requests()
             #expect(sent.count == 2, "the guide's example update and the first scenario")
             let firstSent = try #require(sent.first)
-            let example = try #require(try JSONValue.parse(firstSent.body)["aps"])
-            #expect(example["content-state"]?["template"] == "steps")
-            #expect(example["content-state"]?["site"] == "Example Shop")
-            #expect(example["alert"]?["body"] == "骑手已取餐")
+            example = try #require(try JSONValue.parse(firstSent.body)["aps"])
         }
+        return example
+    }
+
+    @Test func nodePushActivity() async throws {
+        let driver = """
+            globalThis.saved = JSON.parse(process.env.PULSE_SAVED);
+            const { pushActivity } = await import('./guide.mjs');
+            for (const s of JSON.parse(process.env.PULSE_SCENARIOS)) {
+              console.log(await pushActivity(s.saved ?? globalThis.saved, s.body));
+            }
+            """
+        let example = try await Self.runGuide(
+            ("Node.js", "js"), guideFile: "guide.mjs", driver: ("driver.mjs", driver), executable: "node")
+        #expect(example["content-state"]?["template"] == "steps")
+        #expect(example["content-state"]?["site"] == "Example Shop")
+        #expect(example["alert"]?["body"] == "骑手已取餐")
     }
 
     @Test func pythonPushActivity() async throws {
-        try await Self.setUp { p, _, site, wrong, dir in
-            try Self.block("Python", "python").write(toFile: dir + "/guide.py", atomically: true, encoding: .utf8)
-            let driver = """
-                import json, os
-                saved = json.loads(os.environ["PULSE_SAVED"])
-                exec(compile(open("guide.py", encoding="utf-8").read(), "guide.py", "exec"))
-                for s in json.loads(os.environ["PULSE_SCENARIOS"]):
-                    print(push_activity(s.get("saved", saved), s["body"]))
-                """
-            try driver.write(toFile: dir + "/driver.py", atomically: true, encoding: .utf8)
-            let r = try Subprocess.run(
-                executable: "python3", arguments: [dir + "/driver.py"],
-                environment: [
-                    "PULSE_SAVED": Self.saved(p, site).canonicalString,
-                    "PULSE_SCENARIOS": Self.scenarios(p, site, wrong: wrong).canonicalString,
-                ], currentDirectory: dir)
-            #expect(r.succeeded, "\(r.stderr)")
-            #expect(Self.statuses(r) == [200, 409, 404, 401])
-            let sent = try await p.rig.apns.requests()
-            #expect(sent.count == 2, "the guide's example update and the first scenario")
-            let firstSent = try #require(sent.first)
-            let example = try #require(try JSONValue.parse(firstSent.body)["aps"])
-            #expect(example["content-state"]?["template"] == "progress")
-            #expect(example["content-state"]?["progress"] == 0.42)
-        }
+        let driver = """
+            import json, os
+            saved = json.loads(os.environ["PULSE_SAVED"])
+            exec(compile(open("guide.py", encoding="utf-8").read(), "guide.py", "exec"))
+            for s in json.loads(os.environ["PULSE_SCENARIOS"]):
+                print(push_activity(s.get("saved", saved), s["body"]))
+            """
+        let example = try await Self.runGuide(
+            ("Python", "python"), guideFile: "guide.py", driver: ("driver.py", driver), executable: "python3")
+        #expect(example["content-state"]?["template"] == "progress")
+        #expect(example["content-state"]?["progress"] == 0.42)
     }
 
     /// The guide's `BODY=` line ends `'000'}}'`: the last quote is never closed, so the block as
@@ -157,14 +161,16 @@ struct PulseRelayGuideCodeTests {
     @Test func curlAndOpenSSL() async throws {
         try await Self.setUp { p, phone, site, wrong, dir in
             let printed = try Self.block("命令行", "sh")
-            #expect(printed.components(separatedBy: Self.bodyQuoteBug).count == 2, "the guide's quoting bug is still there")
+            #expect(
+                printed.components(separatedBy: Self.bodyQuoteBug).count == 2, "the guide's quoting bug is still there")
             let syntax = try Subprocess.run(executable: "sh", arguments: ["-n", "-c", printed])
             #expect(!syntax.succeeded, "the block as printed does not parse")
             let block = printed.replacingOccurrences(of: Self.bodyQuoteBug, with: Self.bodyQuoteFix)
             let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
             #expect(lines.first == "RELAY=https://relay.crsyounen.com DEVICE=… SOURCE=… KEY=…")
             func run(key: String) throws -> Int? {
-                let first = "RELAY=http://127.0.0.1:\(p.port) DEVICE=\(site.deviceId) SOURCE=\(site.sourceId) KEY=\(key)="
+                let first =
+                    "RELAY=http://127.0.0.1:\(p.port) DEVICE=\(site.deviceId) SOURCE=\(site.sourceId) KEY=\(key)="
                 let script = ([first] + lines.dropFirst().map(String.init)).joined(separator: "\n")
                 if Subprocess.find("uuidgen") == nil {
                     try "#!/bin/sh\npython3 -c 'import uuid; print(uuid.uuid4())'\n".write(
@@ -172,7 +178,8 @@ struct PulseRelayGuideCodeTests {
                     _ = try Subprocess.run(executable: "chmod", arguments: ["+x", dir + "/uuidgen"])
                 }
                 let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-                let r = try Subprocess.run(executable: "sh", arguments: ["-c", script], environment: ["PATH": dir + ":" + path])
+                let r = try Subprocess.run(
+                    executable: "sh", arguments: ["-c", script], environment: ["PATH": dir + ":" + path])
                 return r.stdout.split(separator: "\n").last.flatMap { Int($0) }
             }
             #expect(try run(key: site.pushKey) == 200)

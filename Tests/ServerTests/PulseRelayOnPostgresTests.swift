@@ -26,7 +26,8 @@ import Testing
                 for i in 1...10 {
                     let port = ports[i % 2]
                     group.addTask {
-                        try await PulseRelayRig.push(port: port, site, PulseRelayRig.body(ref: "r", revision: Int64(i))).status
+                        try await PulseRelayRig.push(port: port, site, PulseRelayRig.body(ref: "r", revision: Int64(i)))
+                            .status
                     }
                 }
                 var out: [Int] = []

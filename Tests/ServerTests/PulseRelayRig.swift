@@ -107,7 +107,8 @@ struct PulseRelayRig {
     ) async throws -> RawResponse {
         let bytes = rawBody ?? body.canonicalBytes
         let headers = try Self.signed(
-            site, bytes, seconds: seconds, requestId: requestId, key: key, signedPath: signedPath, signedBody: signedBody)
+            site, bytes, seconds: seconds, requestId: requestId, key: key, signedPath: signedPath,
+            signedBody: signedBody)
         return try await send("POST", "/v1/devices/\(site.deviceId)/push", headers: headers, body: bytes)
     }
 
@@ -146,7 +147,8 @@ struct PulseRelayRig {
         ]
         for (k, v) in state { s[k] = v }
         var o: [String: JSONValue] = [
-            "ref": .string(ref), "event": .string(event), "timestamp": .number(Date().timeIntervalSince1970.rounded(.down)),
+            "ref": .string(ref), "event": .string(event),
+            "timestamp": .number(Date().timeIntervalSince1970.rounded(.down)),
             "contentState": .object(s),
         ]
         if let alert { o["alert"] = ["body": .string(alert)] }

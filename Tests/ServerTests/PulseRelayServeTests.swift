@@ -22,7 +22,8 @@ struct PulseRelayServeTests {
         try await Self.with { p in
             let phone = try await p.register()
             let site = try await p.mint(phone)
-            let start = try await p.push(site, PulseRelayRig.body("start", revision: 1, extra: ["staleDate": 1_793_000_600]))
+            let start = try await p.push(
+                site, PulseRelayRig.body("start", revision: 1, extra: ["staleDate": 1_793_000_600]))
             #expect(start.status == 200, "\(start.text)")
             #expect(PulseRelayRig.json(start) == ["ok": true])
             var sent = try await p.rig.apns.requests()
@@ -37,8 +38,13 @@ struct PulseRelayServeTests {
             #expect(aps["attributes"] == ["site": "Example Shop", "ref": "order-1024"])
             #expect(
                 aps["content-state"]
-                    == ["title": "订单 #1024", "summary": "骑手已取餐", "status": "running", "revision": 1, "site": "Example Shop"])
-            #expect(aps["alert"] == ["title": "Example Shop", "body": "订单 #1024", "sound": "default"], "start uses the title")
+                    == [
+                        "title": "订单 #1024", "summary": "骑手已取餐", "status": "running", "revision": 1,
+                        "site": "Example Shop",
+                    ])
+            #expect(
+                aps["alert"] == ["title": "Example Shop", "body": "订单 #1024", "sound": "default"],
+                "start uses the title")
             #expect(aps["stale-date"] == 1_793_000_600)
             #expect(aps["timestamp"]?.intValue != nil)
 
@@ -102,21 +108,41 @@ struct PulseRelayServeTests {
             let blog = try await p.mint(phone, name: "Blog")
             let keyBytes = try Base64.urlDecode(shop.pushKey)
             #expect(shop.pushKey.count == 43 && keyBytes.count == 32)
-            #expect(try await p.call("POST", "/v1/pulse/devices/\(phone.deviceId)/sites", credential: "pdc_wrong", json: #"{"name":"x"}"#).status == 401)
-            #expect(try await p.call("POST", "/v1/pulse/devices/\(phone.deviceId)/sites", json: #"{"name":"x"}"#).status == 401)
-            #expect(try await p.call("POST", "/v1/pulse/devices/\(phone.deviceId)/sites", credential: phone.credential, json: #"{"name":""}"#).status == 400)
-            #expect(try await p.call("DELETE", "/v1/pulse/devices/\(phone.deviceId)/sites/\(shop.sourceId)", credential: phone.credential).status == 200)
+            #expect(
+                try await p.call(
+                    "POST", "/v1/pulse/devices/\(phone.deviceId)/sites", credential: "pdc_wrong", json: #"{"name":"x"}"#
+                ).status == 401)
+            #expect(
+                try await p.call("POST", "/v1/pulse/devices/\(phone.deviceId)/sites", json: #"{"name":"x"}"#).status
+                    == 401)
+            #expect(
+                try await p.call(
+                    "POST", "/v1/pulse/devices/\(phone.deviceId)/sites", credential: phone.credential,
+                    json: #"{"name":""}"#
+                ).status == 400)
+            #expect(
+                try await p.call(
+                    "DELETE", "/v1/pulse/devices/\(phone.deviceId)/sites/\(shop.sourceId)", credential: phone.credential
+                ).status == 200)
             #expect(try await p.push(shop, PulseRelayRig.body("start", revision: 1)).status == 403)
             #expect(try await p.push(blog, PulseRelayRig.body("start", revision: 1)).status == 200)
-            #expect(try await p.call("DELETE", "/v1/pulse/devices/\(phone.deviceId)", credential: phone.credential).status == 200)
+            #expect(
+                try await p.call("DELETE", "/v1/pulse/devices/\(phone.deviceId)", credential: phone.credential).status
+                    == 200)
             #expect(try await p.push(blog, PulseRelayRig.body("start", ref: "b", revision: 2)).status == 410)
-            #expect(try await p.call("POST", "/v1/pulse/devices/\(phone.deviceId)/sites", credential: phone.credential, json: #"{"name":"x"}"#).status == 410)
+            #expect(
+                try await p.call(
+                    "POST", "/v1/pulse/devices/\(phone.deviceId)/sites", credential: phone.credential,
+                    json: #"{"name":"x"}"#
+                ).status == 410)
 
             let again = try await p.register()
             let site = try await p.mint(again)
             let replaced = try await p.register()
             #expect(replaced.deviceId != again.deviceId)
-            #expect(try await p.push(site, PulseRelayRig.body("start", revision: 1)).status == 410, "same token registered again")
+            #expect(
+                try await p.push(site, PulseRelayRig.body("start", revision: 1)).status == 410,
+                "same token registered again")
             #expect(try await p.rig.apns.requests().count == 1)
             #expect(!p.rig.relayLog.text.contains(site.pushKey))
         }
@@ -136,7 +162,9 @@ struct PulseRelayServeTests {
                 #expect(PulseRelayRig.json(r)["code"]?.stringValue == code, what)
                 if status == 400 { #expect(PulseRelayRig.json(r)["error"]?.stringValue != nil, what) }
             }
-            expect(try await p.push(site, good, key: Base64.urlEncode(SecureRandom.bytes(32))), 401, "bad_signature", "forged")
+            expect(
+                try await p.push(site, good, key: Base64.urlEncode(SecureRandom.bytes(32))), 401, "bad_signature",
+                "forged")
             expect(try await p.push(site, good, signedPath: "/v1/devices/x/push"), 401, "bad_signature", "wrong path")
             expect(try await p.push(site, good, signedBody: Array("{}".utf8)), 401, "bad_signature", "wrong body hash")
             expect(try await p.push(site, good, seconds: now - 301), 401, "stale", "old timestamp")
@@ -148,7 +176,8 @@ struct PulseRelayServeTests {
             var unknownSource = site
             unknownSource.sourceId = "s_nope"
             expect(try await p.push(unknownSource, good), 401, "unauthorized", "unknown source")
-            let raw = try await RawHTTP.request(port: p.port, "POST", "/v1/devices/\(site.deviceId)/push", json: good.canonicalString)
+            let raw = try await RawHTTP.request(
+                port: p.port, "POST", "/v1/devices/\(site.deviceId)/push", json: good.canonicalString)
             expect(raw, 401, "unauthorized", "no X-Pulse-Auth")
             let progress = PulseRelayRig.body(revision: 11, state: ["template": "progress", "progress": 1.5])
             expect(try await p.push(site, progress), 400, "invalid_request", "progress out of range")
@@ -163,10 +192,15 @@ struct PulseRelayServeTests {
 
             let rid = UUID().uuidString.lowercased()
             #expect(try await p.push(site, good, requestId: rid).status == 200)
-            expect(try await p.push(site, PulseRelayRig.body(revision: 12), requestId: rid), 409, "replayed", "replayed requestId")
+            expect(
+                try await p.push(site, PulseRelayRig.body(revision: 12), requestId: rid), 409, "replayed",
+                "replayed requestId")
             try await p.rig.apns.reset()
             #expect(try await p.rig.apns.requests().isEmpty)
-            #expect(try await p.call("DELETE", "/v1/pulse/devices/\(phone.deviceId)/sites/\(site.sourceId)", credential: phone.credential).status == 200)
+            #expect(
+                try await p.call(
+                    "DELETE", "/v1/pulse/devices/\(phone.deviceId)/sites/\(site.sourceId)", credential: phone.credential
+                ).status == 200)
             expect(try await p.push(site, PulseRelayRig.body(revision: 13)), 403, "revoked", "revoked key")
             #expect(try await p.rig.apns.requests().isEmpty, "nothing refused reached APNs")
         }
@@ -187,7 +221,9 @@ struct PulseRelayServeTests {
             try await p.rig.apnsAnswers(503, "ServiceUnavailable")
             #expect(try await p.push(site, PulseRelayRig.body(ref: "a", revision: 1)).status == 503)
             try await p.rig.apnsAnswers(200)
-            #expect(try await p.push(site, PulseRelayRig.body(ref: "a", revision: 1)).status == 200, "the revision was not used up")
+            #expect(
+                try await p.push(site, PulseRelayRig.body(ref: "a", revision: 1)).status == 200,
+                "the revision was not used up")
             try await p.rig.apnsAnswers(410, "Unregistered")
             #expect(try await p.push(site, PulseRelayRig.body(ref: "a", revision: 2)).status == 404)
             try await p.rig.apns.reset()

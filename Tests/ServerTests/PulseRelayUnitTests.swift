@@ -33,8 +33,12 @@ import Testing
             PulseSiteRequest.canonical(path: Self.path, seconds: 1_793_000_000, requestId: "5f0c-rid", body: Self.body)
                 == "POST\n\(Self.path)\n1793000000\n5f0c-rid\n"
                 + SHA256.hash(Self.body).map { String(format: "%02x", $0) }.joined())
-        #expect(throws: PulseRefusal.self) { try request.verify(key: Self.key, path: "/v1/devices/other/push", body: Self.body) }
-        #expect(throws: PulseRefusal.self) { try request.verify(key: Self.key, path: Self.path, body: Self.body + [32]) }
+        #expect(throws: PulseRefusal.self) {
+            try request.verify(key: Self.key, path: "/v1/devices/other/push", body: Self.body)
+        }
+        #expect(throws: PulseRefusal.self) {
+            try request.verify(key: Self.key, path: Self.path, body: Self.body + [32])
+        }
         var other = Self.key
         other[0] ^= 1
         #expect(throws: PulseRefusal.self) { try request.verify(key: other, path: Self.path, body: Self.body) }
@@ -115,7 +119,8 @@ import Testing
         push(state: ["title": .string(String(repeating: "t", count: 61))]),
         push(state: ["summary": .string(String(repeating: "s", count: 121))]), push(state: ["status": "paused"]),
         push(state: ["revision": -1]), push(state: ["revision": "1"]), push(state: ["template": "chart"]),
-        push(state: ["template": "progress", "progress": 1.01]), push(state: ["template": "progress", "progress": -0.1]),
+        push(state: ["template": "progress", "progress": 1.01]),
+        push(state: ["template": "progress", "progress": -0.1]),
         push(state: ["template": "progress"]), push(state: ["template": "progress", "progress": 0.5, "step": 1]),
         push(state: ["template": "steps", "step": 1, "steps": .array(Array(repeating: "s", count: 9))]),
         push(state: ["template": "steps", "step": 1, "steps": [.string(String(repeating: "长", count: 17))]]),
@@ -160,14 +165,23 @@ import Testing
         var l = PulseLedger()
         let t: Int64 = 1_793_000_000_000
         #expect(Self.status(try Self.reserve(&l, Self.push(revision: 5), at: t)) == 404)
-        #expect(try Self.reserve(&l, Self.push("start", revision: 5), at: t) == .send(token: nil, dropAlert: false, previous: -1))
+        #expect(
+            try Self.reserve(&l, Self.push("start", revision: 5), at: t)
+                == .send(token: nil, dropAlert: false, previous: -1))
         #expect(Self.status(try Self.reserve(&l, Self.push("start", revision: 5), at: t + 40_000)) == 409)
         l.record(.started, ref: "order-1024", now: t)
         let starting = try Self.reserve(&l, Self.push(revision: 6), at: t + 1_000)
-        #expect(starting == .refused(PulseRefusal(429, "activity_starting", "the activity is starting on the phone; retry shortly", retryAfter: 59)))
+        #expect(
+            starting
+                == .refused(
+                    PulseRefusal(
+                        429, "activity_starting", "the activity is starting on the phone; retry shortly", retryAfter: 59
+                    )))
         #expect(Self.status(try Self.reserve(&l, Self.push(revision: 6), at: t + 61_000)) == 404)
         l.report(token: "abcd", ref: "order-1024", now: t + 62_000)
-        #expect(try Self.reserve(&l, Self.push(revision: 6), at: t + 62_000, id: "r1") == .send(token: "abcd", dropAlert: false, previous: 5))
+        #expect(
+            try Self.reserve(&l, Self.push(revision: 6), at: t + 62_000, id: "r1")
+                == .send(token: "abcd", dropAlert: false, previous: 5))
         let replay = try Self.reserve(&l, Self.push(revision: 7), at: t + 64_000, id: "r1")
         #expect(Self.status(replay) == 409)
         #expect(l.refs["order-1024"]?.revision == 6, "a refused push changes no revision")
@@ -189,12 +203,21 @@ import Testing
         let t: Int64 = 1_793_000_000_000
         l.report(token: "aa", ref: "r", now: t)
         let alert: [String: JSONValue] = ["alert": ["body": "hi"]]
-        #expect(try Self.reserve(&l, Self.push(ref: "r", revision: 1, extra: alert), at: t) == .send(token: "aa", dropAlert: false, previous: -1))
+        #expect(
+            try Self.reserve(&l, Self.push(ref: "r", revision: 1, extra: alert), at: t)
+                == .send(token: "aa", dropAlert: false, previous: -1))
         let soon = try Self.reserve(&l, Self.push(ref: "r", revision: 2), at: t + 999)
-        #expect(soon == .refused(PulseRefusal(429, "rate_limited", "at most one update per ref a second", retryAfter: 1)))
-        #expect(try Self.reserve(&l, Self.push(ref: "r", revision: 2, extra: alert), at: t + 1_000) == .send(token: "aa", dropAlert: true, previous: 1))
-        #expect(try Self.reserve(&l, Self.push("end", ref: "r", revision: 3, extra: alert), at: t + 1_001) == .send(token: "aa", dropAlert: true, previous: 2))
-        #expect(try Self.reserve(&l, Self.push(ref: "r", revision: 4, extra: alert), at: t + 30_000) == .send(token: "aa", dropAlert: false, previous: 3))
+        #expect(
+            soon == .refused(PulseRefusal(429, "rate_limited", "at most one update per ref a second", retryAfter: 1)))
+        #expect(
+            try Self.reserve(&l, Self.push(ref: "r", revision: 2, extra: alert), at: t + 1_000)
+                == .send(token: "aa", dropAlert: true, previous: 1))
+        #expect(
+            try Self.reserve(&l, Self.push("end", ref: "r", revision: 3, extra: alert), at: t + 1_001)
+                == .send(token: "aa", dropAlert: true, previous: 2))
+        #expect(
+            try Self.reserve(&l, Self.push(ref: "r", revision: 4, extra: alert), at: t + 30_000)
+                == .send(token: "aa", dropAlert: false, previous: 3))
     }
 
     /// 4 starts an hour per site and phone, one start per ref in 30 s, 600 pushes an hour.
@@ -202,21 +225,30 @@ import Testing
         var l = PulseLedger()
         let t: Int64 = 1_793_000_000_000
         for i in 0..<4 {
-            #expect(Self.status(try Self.reserve(&l, Self.push("start", ref: "a\(i)", revision: 1), at: t + Int64(i))) == 200)
+            #expect(
+                Self.status(try Self.reserve(&l, Self.push("start", ref: "a\(i)", revision: 1), at: t + Int64(i)))
+                    == 200)
         }
         #expect(Self.status(try Self.reserve(&l, Self.push("start", ref: "a0", revision: 2), at: t + 10)) == 429)
         let fifth = try Self.reserve(&l, Self.push("start", ref: "b", revision: 1), at: t + 10)
-        guard case .refused(let r) = fifth else { Issue.record("a fifth start went through"); return }
+        guard case .refused(let r) = fifth else {
+            Issue.record("a fifth start went through")
+            return
+        }
         #expect(r.status == 429 && r.retryAfter == 3600)
         #expect(Self.status(try Self.reserve(&l, Self.push("start", ref: "b", revision: 1), at: t + 3_600_000)) == 200)
 
         var m = PulseLedger()
         m.report(token: "aa", ref: "r", now: t)
         for i in 0..<600 {
-            #expect(Self.status(try Self.reserve(&m, Self.push(ref: "r", revision: i + 1), at: t + Int64(i) * 1000)) == 200)
+            #expect(
+                Self.status(try Self.reserve(&m, Self.push(ref: "r", revision: i + 1), at: t + Int64(i) * 1000)) == 200)
         }
         let over = try Self.reserve(&m, Self.push(ref: "r", revision: 1000), at: t + 600_000)
-        guard case .refused(let o) = over else { Issue.record("push 601 went through"); return }
+        guard case .refused(let o) = over else {
+            Issue.record("push 601 went through")
+            return
+        }
         #expect(o.status == 429 && o.retryAfter == 3000)
         #expect(Self.status(try Self.reserve(&m, Self.push(ref: "r", revision: 1001), at: t + 3_600_000)) == 200)
     }

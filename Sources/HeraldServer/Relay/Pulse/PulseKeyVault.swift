@@ -18,13 +18,17 @@ struct PulseKeyVault: Sendable {
     static func load(_ path: String) -> Result<PulseKeyVault, Unusable> {
         let expanded = NSString(string: path).expandingTildeInPath
         guard let data = FileManager.default.contents(atPath: expanded) else {
-            return .failure(Unusable(reason: "cannot read \(path); create it with: openssl rand -base64 32 > \(path); chmod 600 \(path)"))
+            return .failure(
+                Unusable(
+                    reason: "cannot read \(path); create it with: openssl rand -base64 32 > \(path); chmod 600 \(path)")
+            )
         }
         let bytes = [UInt8](data)
         if bytes.count == 32 { return .success(PulseKeyVault(key: bytes)) }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let decoded = try? Base64.decodeEitherAlphabet(text), decoded.count == 32 else {
-            return .failure(Unusable(reason: "\(path) must hold 32 bytes, or base64 of 32 bytes (openssl rand -base64 32)"))
+            return .failure(
+                Unusable(reason: "\(path) must hold 32 bytes, or base64 of 32 bytes (openssl rand -base64 32)"))
         }
         return .success(PulseKeyVault(key: decoded))
     }

@@ -159,7 +159,8 @@ extension PulseLedger {
                 return wait(until: first + PulseLimits.hour, "at most \(limits.startsPerHour) starts an hour per site")
             }
             if let s = a.started, now - s < limits.startSpacing {
-                return wait(until: s + limits.startSpacing, "at most one start per ref in \(limits.startSpacing / 1000) s")
+                return wait(
+                    until: s + limits.startSpacing, "at most one start per ref in \(limits.startSpacing / 1000) s")
             }
         case "update":
             if let u = a.updated, now - u < limits.updateSpacing {

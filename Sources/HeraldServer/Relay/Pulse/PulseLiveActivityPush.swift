@@ -39,7 +39,8 @@ enum PulseLiveActivityPush {
         let payload: JSONValue = ["aps": .object(aps)]
         let size = payload.canonicalBytes.count
         guard size <= maxPayloadBytes else {
-            throw .bad("the Live Activity push would be \(size) bytes, over APNs' \(maxPayloadBytes)", code: "too_large")
+            throw .bad(
+                "the Live Activity push would be \(size) bytes, over APNs' \(maxPayloadBytes)", code: "too_large")
         }
         return PreparedPush(
             pushType: "liveactivity", priority: alert == nil ? 5 : 10, expiration: now + expiry,

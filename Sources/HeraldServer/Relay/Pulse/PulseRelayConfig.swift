@@ -29,12 +29,16 @@ struct PulseRelayConfig: Sendable {
         var c = PulseRelayConfig(vault: vault)
         func millis(_ v: ConfigNode, _ key: String, _ range: ClosedRange<Duration>) throws(ConfigError) -> Int64 {
             let d = try v.duration("\(what).\(key)")
-            guard range.contains(d) else { throw v.error("\(what).\(key) must be \(range.lowerBound) to \(range.upperBound)") }
+            guard range.contains(d) else {
+                throw v.error("\(what).\(key) must be \(range.lowerBound) to \(range.upperBound)")
+            }
             return d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
         }
         func count(_ v: ConfigNode, _ key: String, _ range: ClosedRange<Int>) throws(ConfigError) -> Int {
             let n = try v.int("\(what).\(key)")
-            guard range.contains(n) else { throw v.error("\(what).\(key) must be \(range.lowerBound) to \(range.upperBound)") }
+            guard range.contains(n) else {
+                throw v.error("\(what).\(key) must be \(range.lowerBound) to \(range.upperBound)")
+            }
             return n
         }
         for (key, v) in module.ownKeys {

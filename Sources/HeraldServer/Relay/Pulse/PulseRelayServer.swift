@@ -44,7 +44,9 @@ public struct PulseRelayServer: InboundRelay {
         let (site, body, key) = try verify(request, state: state, now: delivery.clock.now().secondsSince1970)
         let deviceId = request["deviceId"]
         let now = delivery.clock.now().millisecondsSince1970
-        let decision = try state.ledger(deviceId, site.sourceId) { $0.reserve(body, request: site, now: now, limits: config.limits) }
+        let decision = try state.ledger(deviceId, site.sourceId) {
+            $0.reserve(body, request: site, now: now, limits: config.limits)
+        }
         guard case .send(let activityToken, let dropAlert, let previous) = decision else {
             if case .refused(let refusal) = decision { throw refusal }
             throw PulseState.unavailable
@@ -118,7 +120,8 @@ public struct PulseRelayServer: InboundRelay {
         guard request.body.count <= config.maxBody else {
             throw .bad("the body is over \(config.maxBody) bytes", code: "too_large")
         }
-        let site = try PulseSiteRequest.parse(source: request.header("x-pulse-source"), auth: request.header("x-pulse-auth"))
+        let site = try PulseSiteRequest.parse(
+            source: request.header("x-pulse-source"), auth: request.header("x-pulse-auth"))
         try site.checkFresh(now: now, maxSkew: config.limits.maxSkew)
         let deviceId = request["deviceId"]
         guard let phone = try state.phone(deviceId) else {
