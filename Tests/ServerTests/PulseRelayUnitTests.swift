@@ -262,4 +262,36 @@ import Testing
         #expect(vault.open(sealed, deviceId: "d1", sourceId: "s2") == nil)
         #expect(PulseKeyVault(key: Array(repeating: 8, count: 32)).open(sealed, deviceId: "d1", sourceId: "s1") == nil)
     }
+
+    /// `server.relays.pulse`: `key-file` is required and must hold 32 bytes; the limits default to
+    /// the guide's and can be overridden; bad values are config errors.
+    @Test func configKeys() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pulse-cfg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Base64.encode(Array(repeating: 3, count: 32)).write(toFile: dir + "/k", atomically: true, encoding: .utf8)
+        try "short".write(toFile: dir + "/bad", atomically: true, encoding: .utf8)
+        func hub(_ keys: String) throws -> RelayHub {
+            try RelayHub(server: try RelayConfigTests.server("        pulse: { channel: apns\(keys) }"))
+        }
+        let defaults = try hub(", key-file: \(dir)/k")
+        let relay = try #require(defaults.entries.first?.relay as? PulseRelayServer)
+        #expect(relay.config.limits == PulseLimits())
+        #expect(relay.config.vault.key == Array(repeating: 3, count: 32))
+        #expect(relay.routes.contains(RelayRoute("POST", "/v1/devices/{deviceId}/push", access: .own)))
+        let tuned = try hub(
+            ", key-file: \(dir)/k, pushes-per-hour: 60, starts-per-hour: 2, update-interval: 2s, start-interval: 1m,"
+                + " alert-interval: 10s, start-wait: 5s, max-skew: 1m, max-body: 2048, attributes-type: Mine")
+        let t = try #require(tuned.entries.first?.relay as? PulseRelayServer)
+        #expect(t.config.limits.pushesPerHour == 60 && t.config.limits.startsPerHour == 2)
+        #expect(t.config.limits.updateSpacing == 2_000 && t.config.limits.startSpacing == 60_000)
+        #expect(t.config.limits.alertSpacing == 10_000 && t.config.limits.startWait == 5_000)
+        #expect(t.config.limits.maxSkew == 60 && t.config.maxBody == 2048 && t.config.attributesType == "Mine")
+        for bad in [
+            "", ", key-file: \(dir)/missing", ", key-file: \(dir)/bad", ", key-file: \(dir)/k, pushes-per-hour: 0",
+            ", key-file: \(dir)/k, max-skew: 2h", ", key-file: \(dir)/k, colour: red",
+        ] {
+            #expect(throws: ConfigError.self, "\(bad)") { _ = try hub(bad) }
+        }
+    }
 }
