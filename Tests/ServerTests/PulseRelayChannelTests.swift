@@ -125,6 +125,11 @@ struct PulseRelayChannelTests {
                 try await p.call("DELETE", "/v1/pulse/devices/\(third.deviceId)", credential: third.credential).status
                     == 200)
             #expect(try await Self.state(hub, Self.activity("start", ref: "job-8")) == .dead)
+            // A key the relay never minted: 401 → dead.
+            var forged = try await p.mint(try await p.register(token: String(repeating: "1a", count: 32)))
+            forged.pushKey = Base64.urlEncode(SecureRandom.bytes(32))
+            _ = try await hub.register(Self.device("forged", p, forged))
+            #expect(try await Self.state(hub, Self.activity("start", ref: "job-10")) == .dead)
             await hub.shutdown()
         }
     }

@@ -19,7 +19,8 @@ struct PulseRelayServeTests {
     /// start → the push-to-start token; update/end → the activity's token; the headers and payloads
     /// of the issue; 429 while the started activity has not reported its token; 404 after end.
     @Test func startUpdateEndReachAPNs() async throws {
-        try await Self.with { p in
+        // A one-hour update interval: "too soon" does not depend on how fast this machine is.
+        try await Self.with(extra: "update-interval: 1h") { p in
             let phone = try await p.register()
             let site = try await p.mint(phone)
             let start = try await p.push(
@@ -66,7 +67,7 @@ struct PulseRelayServeTests {
 
             let tooSoon = try await p.push(site, PulseRelayRig.body(revision: 4))
             #expect(tooSoon.status == 429)
-            #expect(tooSoon.headers["retry-after"] == "1")
+            #expect(tooSoon.headers["retry-after"].flatMap { Int($0) }.map { $0 > 3000 } == true)
             let stale = try await p.push(site, PulseRelayRig.body(revision: 3))
             #expect(stale.status == 409)
 

@@ -41,7 +41,7 @@ public struct PulseRelayServer: InboundRelay {
     func push(_ request: RelayRequest, delivery: RelayDelivery, state: PulseState) async throws(PulseRefusal)
         -> RelayResponse
     {
-        let (site, body, key) = try verify(request, state: state, now: delivery.clock.now().secondsSince1970)
+        let (site, body, key, phone) = try verify(request, state: state, now: delivery.clock.now().secondsSince1970)
         let deviceId = request["deviceId"]
         let now = delivery.clock.now().millisecondsSince1970
         let decision = try state.ledger(deviceId, site.sourceId) {
@@ -57,18 +57,12 @@ public struct PulseRelayServer: InboundRelay {
             }
         }
         let push: PreparedPush
-        let phone: PulsePhone?
         do throws(PulseRefusal) {
             push = try PulseLiveActivityPush.make(
                 body, site: key.name, attributesType: config.attributesType, dropAlert: dropAlert, now: now / 1000)
-            phone = try state.phone(deviceId)
         } catch {
             undo()
             throw error
-        }
-        guard let phone, !phone.gone else {
-            undo()
-            throw PulseRefusal(410, "gone", "this phone is no longer available; delete the key")
         }
         let token = activityToken ?? phone.token
         guard let results = await delivery.send(push, to: [RelayTarget(token: token, environment: phone.environment)]),
@@ -115,7 +109,7 @@ public struct PulseRelayServer: InboundRelay {
 
     /// Headers, key and signature, then the body: who is pushing, what, and the site's key record.
     func verify(_ request: RelayRequest, state: PulseState, now: Int64) throws(PulseRefusal) -> (
-        PulseSiteRequest, PulseActivityBody, PulseSiteKey
+        PulseSiteRequest, PulseActivityBody, PulseSiteKey, PulsePhone
     ) {
         guard request.body.count <= config.maxBody else {
             throw .bad("the body is over \(config.maxBody) bytes", code: "too_large")
@@ -138,6 +132,6 @@ public struct PulseRelayServer: InboundRelay {
             throw PulseRefusal(500, "key_unreadable", "the relay cannot open this site's key (key-file changed?)")
         }
         try site.verify(key: pushKey, path: request.path, body: request.body)
-        return (site, try PulseActivityBody.parse(request.body), key)
+        return (site, try PulseActivityBody.parse(request.body), key, phone)
     }
 }
