@@ -51,16 +51,19 @@ struct PulseSiteKitTests {
         }
     }
 
-    static func setUp() async throws -> Setup {
+    /// `pulseRelay` replaces the fake relay with a real one (its base URL and the CA file that
+    /// trusts it): PulseRelaySiteKitTests runs the kit against Herald's own Pulse relay.
+    static func setUp(pulseRelay: (url: String, caFile: String)? = nil) async throws -> Setup {
         let relay = try await FakeHTTPServer.start()
         try await relay.route("/v1/devices/", [.json(200, #"{"ok":true}"#)])
+        let (relayURL, relayCA) = pulseRelay ?? (relay.baseURL, relay.caFile)
         let (token, entry) = ServeProcess.token(
             name: "shop", namespaces: ["user-*"], scopes: ["devices", "send", "read"])
         let serve = try ServeProcess { home, listen in
             """
             version: 1
             store: { path: \(home)/herald.db }
-            tls: { ca-file: \(relay.caFile) }
+            tls: { ca-file: \(relayCA) }
             server:
               listen: \(listen)
               tokens:
@@ -69,8 +72,8 @@ struct PulseSiteKitTests {
               pulse:
                 type: relay
                 protocol: pulse
-                current-relay: "\(relay.baseURL)"
-                allowed-relays: ["\(relay.baseURL)", "https://relay.crsyounen.com", "https://pulse-relay.crsyounen.workers.dev"]
+                current-relay: "\(relayURL)"
+                allowed-relays: ["\(relayURL)", "https://relay.crsyounen.com", "https://pulse-relay.crsyounen.workers.dev"]
             routes:
               default:
                 - deliver: [pulse]
@@ -100,12 +103,14 @@ struct PulseSiteKitTests {
     }
 
     /// The authorize URL the App opens: the connection data after `#`.
-    static func authorizeURL(_ setup: Setup, deviceId: String, state: String) -> String {
+    static func authorizeURL(
+        _ setup: Setup, deviceId: String, state: String, sourceId: String = "s_7Kq", key: String = pushKey
+    ) -> String {
         var fragment = URLComponents()
         fragment.queryItems = [
             URLQueryItem(name: "relay", value: "https://relay.crsyounen.com"),
-            URLQueryItem(name: "deviceId", value: deviceId), URLQueryItem(name: "sourceId", value: "s_7Kq"),
-            URLQueryItem(name: "pushKey", value: pushKey), URLQueryItem(name: "deviceName", value: "iPhone"),
+            URLQueryItem(name: "deviceId", value: deviceId), URLQueryItem(name: "sourceId", value: sourceId),
+            URLQueryItem(name: "pushKey", value: key), URLQueryItem(name: "deviceName", value: "iPhone"),
             URLQueryItem(name: "state", value: state),
         ]
         return setup.siteURL + "/pulse-relay/authorize#" + (fragment.percentEncodedQuery ?? "")

@@ -138,6 +138,6 @@ public struct InboundRelayModule: Sendable {
 
     /// The modules `herald serve` knows.
     public static let builtIn: [InboundRelayModule] = [
-        HapiRelayServer.module, OpenChamberRelayServer.module, HomeAssistantForwarder.module,
+        HapiRelayServer.module, OpenChamberRelayServer.module, HomeAssistantForwarder.module, PulseRelayServer.module,
     ]
 }
