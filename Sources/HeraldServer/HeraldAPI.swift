@@ -105,7 +105,7 @@ public final class HeraldAPI: Sendable {
     /// (docs/architecture.md, "Adding an HTTP resource").
     public static let resources: [any APIResource] = [
         HealthAPI(), ConsoleAPI(), DevicesAPI(), NotificationsAPI(), EventsAPI(), PublicKeysAPI(),
-        ChannelWebhooksAPI(),
+        ChannelWebhooksAPI(), LocalStreamsAPI(),
     ]
 
     /// Answers one request; never throws, every failure is a JSON error (§6).
