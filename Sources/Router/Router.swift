@@ -77,7 +77,7 @@ public final class Router: Sendable {
         let nonce = String(UUID().uuidString.prefix(8))
         owner = LeaseOwner(pid: getpid(), nonce: nonce, host: host).id
         workerOwner = LeaseOwner(pid: getpid(), nonce: nonce + "w", host: host).id
-        localStreams = LocalStreamHub(clock: options.clock)
+        localStreams = LocalStreamHub(clock: options.clock, relay: (store as? PostgresStore)?.localRelay())
         let built = try RouterGraph.build(
             config: config, registry: registry, http: options.transport ?? http, clock: options.clock,
             random: options.random,
@@ -468,6 +468,7 @@ public final class Router: Sendable {
         for (_, c) in g.channels { await c.shutdown() }
         await http.shutdown()
         hub.finish()
+        localStreams.close()
         if ownsStore, let s = store as? SQLiteStore { s.close() }
         if ownsStore, let s = store as? PostgresStore { s.close() }
     }

@@ -6,7 +6,8 @@ import HeraldSync
 /// waiting for their confirmation: the in-process ``LocalStreams`` the `local` channel delivers
 /// through. `herald serve` attaches a stream's writer when an app connects and detaches it when the
 /// connection closes; a `received` event naming the device confirms. Time comes from the injected
-/// clock (the confirm window).
+/// clock (the confirm window). With a ``LocalStreamRelay`` (PostgreSQL), a device whose stream
+/// another process holds is reached through it (``LocalStreamHub+Relay``).
 public final class LocalStreamHub: LocalStreams {
     /// A device's identity: its namespace and id.
     public struct DeviceKey: Hashable, Sendable {
@@ -52,13 +53,21 @@ public final class LocalStreamHub: LocalStreams {
         var byDevice: [DeviceKey: Set<UInt64>] = [:]
         var waiters: [String: Waiter] = [:]
         var stats = LocalStreamStats()
+        /// Pushes of other processes written to streams held here, by delivery id.
+        var forwarded: [String: Forwarded] = [:]
+        var relayStarted = false
+        var closed = false
     }
 
     let clock: any HeraldClock
     let state = Locked(State())
+    let relay: (any LocalStreamRelay)?
 
-    /// A hub on `clock`.
-    public init(clock: any HeraldClock) { self.clock = clock }
+    /// A hub on `clock`; `relay` reaches the streams other processes hold (nil: this process only).
+    public init(clock: any HeraldClock, relay: (any LocalStreamRelay)? = nil) {
+        self.clock = clock
+        self.relay = relay
+    }
 
     // MARK: Streams (the server's side)
 
@@ -66,21 +75,33 @@ public final class LocalStreamHub: LocalStreams {
     /// Returns the stream's id for ``detach(_:)``.
     public func attach(_ device: DeviceKey, write: @escaping @Sendable (LocalPush) -> Bool) -> UInt64 {
         let now = clock.now()
-        return state.withLock { s in
+        let (id, first) = state.withLock { s in
             s.nextId += 1
             s.streams[s.nextId] = Stream(device: device, since: now, write: write)
+            let first = s.byDevice[device] == nil
             s.byDevice[device, default: []].insert(s.nextId)
-            return s.nextId
+            return (s.nextId, first)
         }
+        if first, let relay {
+            startRelay()
+            try? relay.hold([device], now: now)
+        }
+        return id
     }
 
     /// Removes a stream: every push written to it (and to no other open stream of its device) that
     /// waits for its confirmation ends ``LocalPushOutcome/streamClosed`` at once.
     public func detach(_ id: UInt64) {
-        let closed: [CheckedContinuation<LocalPushOutcome, Never>] = state.withLock { s in
-            guard let stream = s.streams.removeValue(forKey: id) else { return [] }
+        let (closed, gone, forwarded) = state.withLock {
+            s -> ([CheckedContinuation<LocalPushOutcome, Never>], DeviceKey?, [String]) in
+            guard let stream = s.streams.removeValue(forKey: id) else { return ([], nil, []) }
             s.byDevice[stream.device]?.remove(id)
-            if s.byDevice[stream.device]?.isEmpty == true { s.byDevice[stream.device] = nil }
+            var gone: DeviceKey?
+            if s.byDevice[stream.device]?.isEmpty == true {
+                s.byDevice[stream.device] = nil
+                gone = stream.device
+            }
+            let forwarded = s.dropForwarded(stream: id)
             var out: [CheckedContinuation<LocalPushOutcome, Never>] = []
             for (key, var w) in s.waiters where w.streams.contains(id) {
                 w.streams.remove(id)
@@ -93,9 +114,13 @@ public final class LocalStreamHub: LocalStreams {
                     s.waiters[key] = w
                 }
             }
-            return out
+            return (out, gone, forwarded)
         }
         for r in closed { r.resume(returning: .streamClosed) }
+        if let relay {
+            for key in forwarded { try? relay.send(.closed(deliveryId: key, outcome: .streamClosed)) }
+            if let gone { try? relay.release(gone) }
+        }
     }
 
     /// How many streams `device` holds open.
@@ -129,9 +154,25 @@ public final class LocalStreamHub: LocalStreams {
     /// process delivers.
     @discardableResult
     public func confirm(namespace: String, notificationId: String, deviceId: String) -> Int {
+        let done = confirmHere(namespace: namespace, notificationId: notificationId, deviceId: deviceId)
+        // The push may wait in another process: tell every process.
+        if done == 0, let relay {
+            try? relay.send(.confirm(namespace: namespace, notificationId: notificationId, deviceId: deviceId))
+        }
+        return done
+    }
+
+    /// Confirms the pushes waiting in this process (and forgets those forwarded to its streams).
+    func confirmHere(namespace: String, notificationId: String, deviceId: String) -> Int {
         let now = clock.now()
         let done: [CheckedContinuation<LocalPushOutcome, Never>] = state.withLock { s in
             var out: [CheckedContinuation<LocalPushOutcome, Never>] = []
+            for (key, f) in s.forwarded
+            where f.push.notificationId == notificationId && f.push.namespace == namespace
+                && f.push.deviceId == deviceId
+            {
+                s.forwarded[key] = nil
+            }
             for (key, w) in s.waiters
             where w.push.notificationId == notificationId && w.push.namespace == namespace
                 && w.push.deviceId == deviceId
@@ -156,6 +197,16 @@ public final class LocalStreamHub: LocalStreams {
         let device = DeviceKey(namespace: push.namespace, deviceId: push.deviceId)
         let key = push.deliveryId
         let clock = self.clock
+        var remote: String?
+        if streamCount(device) == 0, let relay {
+            startRelay()
+            let fresh = clock.now().addingTimeInterval(-LocalStreamHub.staleAfter.timeInterval)
+            guard let holder = try? relay.holder(of: device, freshSince: fresh) else {
+                state.withLock { $0.stats.count(.notConnected) }
+                return .notConnected
+            }
+            remote = holder
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<LocalPushOutcome, Never>) in
                 // Registered (with its continuation) before the first write, so a confirmation
@@ -163,7 +214,7 @@ public final class LocalStreamHub: LocalStreams {
                 let (writers, replaced) = state.withLock {
                     s -> ([(UInt64, @Sendable (LocalPush) -> Bool)], CheckedContinuation<LocalPushOutcome, Never>?) in
                     let ids = (s.byDevice[device] ?? []).sorted()
-                    guard !ids.isEmpty else {
+                    guard !ids.isEmpty || remote != nil else {
                         s.stats.count(.notConnected)
                         return ([], nil)
                     }
@@ -173,7 +224,11 @@ public final class LocalStreamHub: LocalStreams {
                     return (ids.compactMap { id in s.streams[id].map { (id, $0.write) } }, old?.resume)
                 }
                 replaced?.resume(returning: .notConfirmed)
-                guard !writers.isEmpty else { return c.resume(returning: .notConnected) }
+                if let remote, let relay {
+                    do { try relay.send(.push(holder: remote, push)) } catch { finish(key, .notConnected) }
+                } else if writers.isEmpty {
+                    return c.resume(returning: .notConnected)
+                }
                 var failed: [UInt64] = []
                 for (id, write) in writers where !write(push) { failed.append(id) }
                 for id in failed { drop(key, stream: id) }

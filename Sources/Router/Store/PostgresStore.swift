@@ -131,6 +131,12 @@ public final class PostgresStore: HeraldStore {
         ALTER TABLE notifications ADD COLUMN public_id TEXT;
         CREATE INDEX notifications_public_id ON notifications(public_id) WHERE public_id IS NOT NULL;
         """,
+        // 4: local push across processes (PostgresLocalRelay): which process holds a device's stream.
+        """
+        CREATE TABLE local_streams(
+          namespace TEXT NOT NULL, device_id TEXT NOT NULL, holder TEXT NOT NULL, heartbeat_at BIGINT NOT NULL,
+          PRIMARY KEY(namespace, device_id, holder));
+        """,
     ]
 
     /// Applies the missing migrations under an advisory lock, so processes starting together
