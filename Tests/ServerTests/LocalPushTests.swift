@@ -129,6 +129,10 @@ import Testing
         try await Self.with { rig in
             let stream = try await rig.register("p1")
             let app = try await Self.open(rig, stream)
+            // The console's summary shows the device as connected.
+            let summary = try await rig.request("GET", "/v1/summary")
+            let connected = (summary.json?["connected"] as? [String: Any])?["default"] as? [[String: Any]]
+            #expect(connected?.map { $0["deviceId"] as? String } == ["p1"], "\(summary.text)")
             let sending = Task { try await rig.send("n-1") }
             let events = try await app.read(until: { $0.contains { $0.event == "notification" } })
             let pushed = try Self.payload(try #require(events.first { $0.event == "notification" }))
