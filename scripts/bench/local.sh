@@ -7,7 +7,7 @@
 #   SMOKE=1 scripts/bench/local.sh         seconds, tiny scale: checks the tooling, not the speed
 #
 # Env: APPS (1000), RATE (1000), SECONDS (10), SILENT (10), CONFIRM (10s), HERALD_BIN (skip the
-# release build and use this binary), PORT (18688).
+# release build and use this binary), PORT (18688), BENCH_TMP (where the store goes, /tmp).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -21,7 +21,7 @@ SILENT=${SILENT:-10}
 CONFIRM=${CONFIRM:-10}
 PORT=${PORT:-18688}
 
-work=$(mktemp -d /tmp/herald-bench-local.XXXXXX)
+work=$(mktemp -d "${BENCH_TMP:-/tmp}/herald-bench-local.XXXXXX")
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done

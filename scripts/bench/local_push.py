@@ -17,6 +17,7 @@ Standard library only (asyncio). Prints one line starting with RESULT.
 import argparse
 import asyncio
 import json
+import os
 import time
 import urllib.parse
 
@@ -106,6 +107,15 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
+def cpu_seconds(pid):
+    """User plus system CPU seconds of process `pid` so far."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def peak_rss_mb(pid):
     try:
         for line in open(f"/proc/{pid}/status"):
@@ -179,6 +189,7 @@ async def main():
         reports[nid] = (app.silent, outcomes, done - sent_at[nid], status)
 
     started = time.monotonic()
+    herald_cpu, driver_cpu = cpu_seconds(a.pid), time.process_time()
     tasks = []
     for k in range(total):
         due = started + k / a.rate
@@ -190,6 +201,8 @@ async def main():
         tasks.append(asyncio.create_task(send(k, apps[k % a.apps])))
     sending_s = time.monotonic() - started
     await asyncio.gather(*tasks)
+    busy = time.monotonic() - started
+    herald_cpu, driver_cpu = cpu_seconds(a.pid) - herald_cpu, time.process_time() - driver_cpu
     await asyncio.sleep(0.5)
     for t in confirm_tasks + readers:
         t.cancel()
@@ -211,6 +224,7 @@ async def main():
           f"notify_to_confirm_ms_p99={percentile(latencies, 99):.2f} "
           f"silent_notifications={len(silent)} fallbacks={fallbacks} missed={missed} duplicated={duplicated} "
           f"fallbacks_over_confirm_plus_1s={slow_fallbacks} slowest_fallback_s={fallback_max:.2f} "
+          f"herald_cpu_cores={herald_cpu / busy:.2f} driver_cpu_cores={driver_cpu / busy:.2f} "
           f"herald_peak_rss_mb={peak_rss_mb(a.pid):.1f}", flush=True)
 
 
