@@ -50,8 +50,8 @@ extension HeraldAPI {
     func localStreamAnswer(for device: Device) throws -> JSONValue? {
         guard servedLocally(device) else { return nil }
         let key = try LocalStreamSecret.key(in: router.store)
-        var path = "/v1/devices/\(device.deviceId)/stream"
-        if device.namespace != "default" { path += "?namespace=\(device.namespace)" }
+        var path = "/v1/devices/\(LocalStreamsAPI.escaped(device.deviceId))/stream"
+        if device.namespace != "default" { path += "?namespace=\(LocalStreamsAPI.escaped(device.namespace))" }
         return [
             "path": .string(path),
             "secret": .string(
@@ -120,6 +120,12 @@ extension HeraldAPI {
 }
 
 extension LocalStreamsAPI {
+    /// `text` percent-encoded for a path segment or a query value (unreserved characters kept).
+    static func escaped(_ text: String) -> String {
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
     /// The SSE frame of one push: `id:` the delivery id, `event: notification`, `data:` the
     /// payload's canonical JSON (one line).
     static func frame(_ push: LocalPush) -> [UInt8] {

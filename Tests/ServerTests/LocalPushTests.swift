@@ -72,9 +72,9 @@ import Testing
 
         /// Registers phone `id` through the API and returns its stream path and secret.
         func register(_ id: String) async throws -> (path: String, secret: String) {
+            let token = "tok-" + id.replacingOccurrences(of: " ", with: "-") + "-0123456789"
             let r = try await request(
-                "POST", "/v1/devices",
-                json: #"{"deviceId":"\#(id)","platform":"phone","token":"tok-\#(id)-0123456789"}"#)
+                "POST", "/v1/devices", json: #"{"deviceId":"\#(id)","platform":"phone","token":"\#(token)"}"#)
             #expect(r.status == 200, "\(r.text)")
             let stream = try #require(r.json?["stream"] as? [String: Any], "\(r.text)")
             return (try #require(stream["path"] as? String), try #require(stream["secret"] as? String))
@@ -209,6 +209,15 @@ import Testing
             #expect(rig.fcm.targets.count == 1)
             let events = try #require(history.json?["events"] as? [[String: Any]], "\(history.text)")
             #expect(events.contains { $0["kind"] as? String == "received" })
+        }
+    }
+
+    @Test func aDeviceIdWithASpaceGetsAnEscapedPath() async throws {
+        try await Self.with { rig in
+            let stream = try await rig.register("my phone")
+            #expect(stream.path == "/v1/devices/my%20phone/stream")
+            let app = try await Self.open(rig, stream)
+            app.close()
         }
     }
 
