@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build release demo test custom-herald test-loaded test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-relay bench-smoke attack-connections attack-front format lint clean
+.PHONY: deps build release demo test custom-herald test-loaded test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-relay bench-local bench-smoke attack-connections attack-front format lint clean
 
 SWIFT ?= swift
 
@@ -61,6 +61,10 @@ bench: deps
 # herald serve beside its libmicrohttpd floor: accepted sends, registrations, event-stream fan-out.
 bench-serve: deps
 	@bash scripts/bench/serve.sh
+
+# Issue 35: local push, 1,000 apps holding their stream and confirming at 1,000 notifications/s.
+bench-local: deps
+	@bash scripts/bench/local.sh
 
 # Issue 30: connection floods (slowloris, event streams; 1,100 connections each) on a local debug
 # herald, with /healthz probed during each (RELIABILITY.md, "Attack: connections").

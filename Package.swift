@@ -103,6 +103,8 @@ let package = Package(
         .target(
             name: "SinkChannels", dependencies: ["ChannelAPI", "ChannelSupport", "HeraldCrypto", "HeraldSync"],
             path: "Sources/Channels/Sinks"),
+        // `type: local`: straight to apps holding an open stream to herald serve, with confirmation.
+        .target(name: "LocalChannel", dependencies: ["ChannelAPI", "ChannelSupport"], path: "Sources/Channels/Local"),
         // `type: exec`: a channel in any language, run as a child process (newline-delimited JSON).
         .target(
             name: "ExecChannel", dependencies: ["ChannelAPI", "HeraldSync", "HeraldProcess"], path: "Sources/Channels/Exec"),
@@ -110,7 +112,7 @@ let package = Package(
             name: "HeraldChannels",
             dependencies: [
                 "ChannelAPI", "SinkChannels", "WebPushChannel", "FCMChannel", "APNsChannel", "RelayChannel",
-                "TelegramChannel", "ExecChannel",
+                "TelegramChannel", "ExecChannel", "LocalChannel",
             ],
             path: "Sources/Channels/HeraldChannels"),
 

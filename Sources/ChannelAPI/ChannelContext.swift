@@ -13,11 +13,13 @@ public struct ChannelContext: Sendable {
     public let logger: ChannelLogger
     /// The channel's persistent state.
     public let state: any ChannelStateStore
+    /// The apps' open streams (the `local` channel); nil where nothing holds streams.
+    public let localStreams: (any LocalStreams)?
 
     /// Creates a context.
     public init(
         name: String, http: any HTTPTransport, clock: any HeraldClock, random: any RandomSource, logger: ChannelLogger,
-        state: any ChannelStateStore
+        state: any ChannelStateStore, localStreams: (any LocalStreams)? = nil
     ) {
         self.name = name
         self.http = http
@@ -25,6 +27,7 @@ public struct ChannelContext: Sendable {
         self.random = random
         self.logger = logger
         self.state = state
+        self.localStreams = localStreams
     }
 }
 

@@ -164,9 +164,26 @@ public struct ConsoleSummary: Sendable {
             counts[.pending, default: 0] += c.pending
             counts[.retry, default: 0] += c.retry
         }
-        return build(
+        var summary = build(
             caller: caller, config: router.config, entries: entries, truncated: truncated, counts: counts,
             knownNamespaces: namespaces, now: now)
+        var o = summary.json.objectValue ?? [:]
+        o["connected"] = connected(router.localStreams.connections, covering: caller.covers)
+        summary.json = .object(o)
+        return summary
+    }
+
+    /// The devices holding a local-push stream to this process now, per namespace the caller
+    /// covers: `{"ns": [{"deviceId", "streams", "since"}]}`.
+    static func connected(_ connections: [LocalStreamHub.Connection], covering: (String) -> Bool) -> JSONValue {
+        var out: [String: [JSONValue]] = [:]
+        for c in connections where covering(c.device.namespace) {
+            out[c.device.namespace, default: []].append([
+                "deviceId": .string(c.device.deviceId), "streams": .number(Double(c.streams)),
+                "since": .string(iso(c.since)),
+            ])
+        }
+        return .object(out.mapValues { .array($0) })
     }
 
     static func iso(_ date: Date) -> String { ISO8601Time.string(date) }

@@ -38,6 +38,7 @@ extension HeraldAPI {
         var o = result.json(for: device).objectValue ?? [:]
         o["device"] = router.listingJSON(of: device)
         for key in ["namespace", "deviceId", "platform"] { o.removeValue(forKey: key) }
+        if let stream = try localStreamAnswer(for: device) { o["stream"] = stream }
         return HeraldAPI.json(200, .object(o))
     }
 

@@ -48,7 +48,9 @@ extension HeraldAPI {
         // Counted by the database: reading every device here made each scrape cost memory in
         // proportion to the registrations (a serve bench's process grew from 42 to 158 MB).
         let platforms = try router.store.devicePlatformCounts(namespace: nil)
-        let text = metrics.render(outboxPending: counts.pending + counts.retry, devicesByPlatform: platforms)
+        let text =
+            metrics.render(outboxPending: counts.pending + counts.retry, devicesByPlatform: platforms)
+            + ServerMetrics.renderLocal(router.localStreams.stats)
         return ServerResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
             body: .bytes(Array(text.utf8)))

@@ -111,7 +111,7 @@ public final class HeraldAPI: Sendable {
     /// (docs/architecture.md, "Adding an HTTP resource").
     public static let resources: [any APIResource] = [
         HealthAPI(), ConsoleAPI(), DevicesAPI(), NotificationsAPI(), EventsAPI(), PublicKeysAPI(),
-        ChannelWebhooksAPI(), RelayTrafficAPI(),
+        ChannelWebhooksAPI(), RelayTrafficAPI(), LocalStreamsAPI(),
     ]
 
     /// Answers one request; never throws, every failure is a JSON error (§6).

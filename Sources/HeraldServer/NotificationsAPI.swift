@@ -181,10 +181,15 @@ extension HeraldAPI {
                 data[k] = s
             }
         }
-        let key = try visibleEntry(id, token: token, request: request).notification.id
+        let stored = try visibleEntry(id, token: token, request: request).notification
+        let key = stored.id
         let event = try router.recordEvent(
             ChannelEvent(
                 notificationId: key, kind: kind, actionId: action?.stringValue, actionData: data, deviceId: deviceId))
+        // A local push waiting for this device's confirmation is delivered (a late one: the event only).
+        if kind == .received, let deviceId {
+            router.localStreams.confirm(namespace: stored.namespace, notificationId: key, deviceId: deviceId)
+        }
         return HeraldAPI.json(201, ["event": event.json])
     }
 

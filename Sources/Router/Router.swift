@@ -38,6 +38,9 @@ public final class Router: Sendable {
     /// Whether the store could be written at the last write (``StoreHealth``): `herald serve`'s
     /// `/healthz` answers from it; the worker notes its own failures here.
     public let storeHealth = StoreHealth()
+    /// The apps' open streams in this process, which `local` channels deliver through
+    /// (`herald serve` attaches them).
+    public let localStreams: LocalStreamHub
 
     /// Builds a router from the YAML file at `configPath`.
     public convenience init(configPath: String, registry: ChannelRegistry, options: RouterOptions = RouterOptions())
@@ -74,10 +77,11 @@ public final class Router: Sendable {
         let nonce = String(UUID().uuidString.prefix(8))
         owner = LeaseOwner(pid: getpid(), nonce: nonce, host: host).id
         workerOwner = LeaseOwner(pid: getpid(), nonce: nonce + "w", host: host).id
+        localStreams = LocalStreamHub(clock: options.clock, relay: (store as? PostgresStore)?.localRelay())
         let built = try RouterGraph.build(
             config: config, registry: registry, http: options.transport ?? http, clock: options.clock,
             random: options.random,
-            logSink: logSink, store: store)
+            logSink: logSink, store: store, localStreams: localStreams)
         graph = Locked(built)
     }
 
@@ -436,7 +440,7 @@ public final class Router: Sendable {
             return PreparedReload(
                 graph: try RouterGraph.build(
                     config: config, registry: registry, http: transport, clock: options.clock, random: options.random,
-                    logSink: logSink, store: store))
+                    logSink: logSink, store: store, localStreams: localStreams))
         } catch {
             hub.emit(.reloadFailed(error))
             throw error
@@ -464,6 +468,7 @@ public final class Router: Sendable {
         for (_, c) in g.channels { await c.shutdown() }
         await http.shutdown()
         hub.finish()
+        localStreams.close()
         if ownsStore, let s = store as? SQLiteStore { s.close() }
         if ownsStore, let s = store as? PostgresStore { s.close() }
     }

@@ -11,6 +11,7 @@ struct ExampleReadmeTests {
     static let root = ServeProcess.repositoryRoot
     static let examples = [
         "PulseSiteKit", "HubPython", "HubTypeScript", "EmbeddedHub", "NtfyChannel", "web", "exec", "CustomHerald",
+        "local",
     ]
 
     /// The folder of the binaries under test (`herald`, `EmbeddedHub`).

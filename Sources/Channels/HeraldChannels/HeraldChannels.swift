@@ -2,6 +2,7 @@ import APNsChannel
 import ChannelAPI
 import ExecChannel
 import FCMChannel
+import LocalChannel
 import RelayChannel
 import SinkChannels
 import TelegramChannel
@@ -17,7 +18,7 @@ public enum HeraldChannels {
     /// The built-in factories.
     public static let factories: [ChannelFactory] = [
         LogChannel.factory, WebhookChannel.factory, TelegramChannel.factory, WebPushChannel.factory, FCMChannel.factory,
-        APNsChannel.factory, RelayChannel.factory, ExecChannel.factory,
+        APNsChannel.factory, RelayChannel.factory, ExecChannel.factory, LocalChannel.factory,
     ]
 
     /// A registry holding every built-in factory (and the platforms they declare).

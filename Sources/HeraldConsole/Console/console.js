@@ -532,11 +532,13 @@ async function loadDevices() {
     res = await api("GET", `/v1/devices?namespace=${encodeURIComponent(state.namespace)}`);
   } catch (err) { showError(explainStatus(err)); return; }
   const last = ((state.summary && state.summary.lastOutcomes) || {})[state.namespace] || {};
+  // Devices holding a local-push stream to this server now (issue 35).
+  const live = new Set((((state.summary && state.summary.connected) || {})[state.namespace] || []).map((c) => c.deviceId));
   const devices = res.devices || [];
   for (const d of devices) {
     const lo = last[d.deviceId];
     const row = h("tr", { "data-device": d.deviceId },
-      h("td", { "data-label": "Device" }, h("strong", {}, d.deviceId), d.unreachable ? h("div", { class: "t-dead" }, "unreachable: " + d.unreachable) : null),
+      h("td", { "data-label": "Device" }, h("strong", {}, d.deviceId), live.has(d.deviceId) ? h("div", { class: "t-delivered" }, "connected (local push)") : null, d.unreachable ? h("div", { class: "t-dead" }, "unreachable: " + d.unreachable) : null),
       h("td", { "data-label": "Platform" }, d.platform),
       h("td", { "data-label": "Channels" }, (d.channels || []).join(", ") || "–"),
       h("td", { "data-label": "Last outcome" }, lo ? [pill(lo.outcome), ` ${lo.channel} · ${fmtTime(lo.at)}`] : h("span", { class: "note" }, "none in the last hour")));

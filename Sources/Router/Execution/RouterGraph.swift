@@ -15,7 +15,8 @@ final class RouterGraph: Sendable {
     /// Builds every channel through its factory; channel-specific config errors surface here.
     static func build(
         config: HeraldConfig, registry: ChannelRegistry, http: any HTTPTransport, clock: any HeraldClock,
-        random: any RandomSource, logSink: any LogSink, store: any HeraldStore
+        random: any RandomSource, logSink: any LogSink, store: any HeraldStore,
+        localStreams: (any LocalStreams)? = nil
     ) throws(ConfigError) -> RouterGraph {
         var channels: [String: any Channel] = [:]
         for spec in config.channels {
@@ -27,7 +28,7 @@ final class RouterGraph: Sendable {
             let context = ChannelContext(
                 name: spec.name, http: http, clock: clock, random: random,
                 logger: ChannelLogger(source: spec.name, sink: logSink, clock: clock),
-                state: store.channelState(spec.name))
+                state: store.channelState(spec.name), localStreams: localStreams)
             let channel = try factory.make(channelConfig, context)
             try channelConfig.finish()
             channels[spec.name] = SecretScrubbingChannel(

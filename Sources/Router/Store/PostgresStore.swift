@@ -137,6 +137,12 @@ public final class PostgresStore: HeraldStore {
           id BIGSERIAL PRIMARY KEY, at BIGINT NOT NULL, relay TEXT NOT NULL,
           route TEXT NOT NULL, status INTEGER NOT NULL, pushes TEXT NOT NULL, caller TEXT NOT NULL);
         """,
+        // 5: local push across processes (PostgresLocalRelay): which process holds a device's stream.
+        """
+        CREATE TABLE local_streams(
+          namespace TEXT NOT NULL, device_id TEXT NOT NULL, holder TEXT NOT NULL, heartbeat_at BIGINT NOT NULL,
+          PRIMARY KEY(namespace, device_id, holder));
+        """,
     ]
 
     /// Applies the missing migrations under an advisory lock, so processes starting together
