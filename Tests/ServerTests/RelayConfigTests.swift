@@ -11,7 +11,12 @@ import Testing
 /// `server.relays` and the pure parts of the relay modules (docs/relay-server.md).
 @Suite struct RelayConfigTests {
     static func server(_ relays: String, listen: String = "127.0.0.1:8686") throws -> ServerConfig {
-        let text = """
+        try ServerConfig(ConfigLoader.parse(text(relays, listen: listen), registry: HeraldChannels.registry))
+    }
+
+    /// A config whose `server.relays` section is `relays`.
+    static func text(_ relays: String, listen: String = "127.0.0.1:8686") -> String {
+        """
             version: 1
             channels:
               apns: { type: log }
@@ -25,7 +30,6 @@ import Testing
               relays:
             \(relays)
             """
-        return try ServerConfig(ConfigLoader.parse(text, registry: HeraldChannels.registry))
     }
 
     @Test func readsEachRelayWithItsAccessAndLimit() throws {
@@ -51,20 +55,8 @@ import Testing
 
     /// A loopback server whose `relays:` names modules `herald serve` does not know (read unchecked).
     static func relays(_ relays: String) throws -> ServerConfig {
-        let text = """
-            version: 1
-            channels:
-              apns: { type: log }
-            routes:
-              default:
-                - deliver: [apns]
-            server:
-              listen: 127.0.0.1:8686
-              relays:
-            \(relays)
-            """
         var server = try Self.server("    hapi: { channel: apns, auth: none }")
-        server.relays = try ConfigLoader.parse(text, registry: HeraldChannels.registry).serverNode?.mapping()
+        server.relays = try ConfigLoader.parse(text(relays), registry: HeraldChannels.registry).serverNode?.mapping()
             .first { $0.key == "relays" }?.value
         return server
     }
