@@ -68,8 +68,11 @@ import Testing
     @Test func revisionsStrictlyIncreaseAcrossBoth() async throws {
         try await Self.pair("update-interval: 0s", refs: ["r"]) { a, b, site, apns in
             let statuses = try await Self.burst(a, b, site, (1...10).map { Int64($0) * 10 })
-            #expect(statuses[100] == 200, "the highest revision is never stale: \(statuses)")
-            #expect(statuses.values.allSatisfy { [200, 409].contains($0) }, "\(statuses)")
+            // 429 and 503 are the site's "retry" for a transient answer (an APNs request that timed
+            // out on a loaded machine: `make test-loaded` saw two 429s); a stale revision is never 2xx.
+            #expect(statuses[100] != 409, "the highest revision is never stale: \(statuses)")
+            #expect(statuses.values.allSatisfy { [200, 409, 429, 503].contains($0) }, "\(statuses)")
+            #expect(statuses.values.contains(200), "\(statuses)")
             try await apns.reset()
             try await a.rig.apnsAnswers(200)
             #expect(try await b.push(site, PulseRelayRig.body(ref: "r", revision: 200)).status == 200)
