@@ -19,10 +19,12 @@ import HeraldHTTP
 /// time waited), and with enough sites the 600 pushes an hour per site and phone are not reached.
 ///
 /// Prints one JSON line per run: requests, answers 200, 429s, other refusals and errors, seconds,
-/// pushes/s, latency p50/p90/p99/max in ms (full rate: from sending; paced: from the scheduled time,
-/// so falling behind shows), seconds the clients waited for a ref, the setup's seconds, the client's
-/// peak RSS.
+/// pushes/s, the latency of the answers 200 (p50/p90/p99/max in ms; full rate: from sending; paced:
+/// from the scheduled time, so falling behind shows), seconds the clients waited for a ref, the
+/// setup's seconds, the client's peak RSS.
 enum PulseRelayBench {
+    /// `BASEURL CLIENTS SECONDS [PACED_RATE] [SITES] [REFS]`: the setup, the full-rate run and, when
+    /// PACED_RATE > 0, the paced run; one JSON line each.
     static func run(_ arguments: [String]) async throws -> String {
         guard arguments.count >= 3, let clients = Int(arguments[1]), clients > 0, let seconds = Double(arguments[2])
         else { throw RelayBench.BenchUsage() }
