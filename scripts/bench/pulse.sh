@@ -21,7 +21,7 @@
 #   PACED_RATE=500 …                           pace the second part at this rate instead of half of herald send's
 #
 # Prints one RESULT line per part and the issue's ratios:
-#   RESULT bench=pulse impl=full pushes_per_s=… p50_ms=… p99_ms=… status_429=… rss_kb=…
+#   RESULT bench=pulse impl=full pushes_per_s=… status_429=… p50_ms=… p99_ms=…   (then impl=paced, impl=serve rss_kb=…)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
