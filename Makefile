@@ -1,7 +1,7 @@
 # Herald: the two commands that must work on a fresh machine.
 #   make demo   route an example notification with the embedded default (SQLite + config/herald.example.yaml)
 #   make test   the whole test suite
-.PHONY: deps build release demo test custom-herald test-loaded test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-relay bench-local bench-smoke attack-connections attack-front format lint clean
+.PHONY: deps build release demo test custom-herald test-loaded test-tsan test-asan fuzz fuzz-smoke bench bench-serve bench-pg bench-fanout bench-relay bench-pulse bench-local bench-smoke attack-connections attack-front format lint clean
 
 SWIFT ?= swift
 
@@ -94,6 +94,12 @@ bench-relay: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product herald
 	$(SWIFT) build -c release --product herald-bench
 	@HERALD_BIN_DIR=.build/release bash scripts/bench/relay.sh
+
+# Issue 33: herald serve as a Pulse Relay (signed site updates, guide's limits) beside herald send, one APNs sink.
+bench-pulse: deps
+	$(SWIFT) build -c release --static-swift-stdlib --product herald
+	$(SWIFT) build -c release --product herald-bench
+	@HERALD_BIN_DIR=.build/release bash scripts/bench/pulse.sh
 
 # CI's short run of every benchmark script at tiny scale on the debug build (tooling, not speed).
 bench-smoke: deps

@@ -21,6 +21,7 @@ let usage = """
       api-reads NOTIFICATIONS DEVICES ROUNDS           before= paging and the summary's store reads, old and new
       exec TARGETS ROUNDS                              an exec channel whose child answers at once, notifications/s
       relay hapi|openchamber BASEURL CLIENTS SECONDS [TOKENS]  herald serve's relay endpoints, CLIENTS callers
+      relay pulse BASEURL CLIENTS SECONDS [PACED_RATE] [SITES] [REFS]  signed Pulse site updates, full rate then paced
     """
 
 /// `HERALD_BENCH_COALESCE=0` runs the HTTP benches with ``HTTPClientConfiguration/coalescesWrites`` off,
@@ -32,6 +33,8 @@ func int(_ i: Int) -> Int? { args.count > i ? Int(args[i]) : nil }
 
 do {
     switch args.first {
+    case "relay" where args.count > 1 && args[1] == "pulse":
+        print(try await PulseRelayBench.run(Array(args.dropFirst(2))))
     case "relay":
         print(try await RelayBench.run(Array(args.dropFirst())))
     case "exec":

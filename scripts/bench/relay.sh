@@ -27,94 +27,26 @@ TOKENS=${TOKENS:-100}
 DURATION=${DURATION:-20}
 SEND_N=${SEND_N:-10000}
 if [[ -n ${SMOKE:-} ]]; then CLIENTS=4 TOKENS=10 DURATION=2 SEND_N=200; fi
-if [[ -n ${HERALD_BIN_DIR:-} ]]; then BIN=$HERALD_BIN_DIR; else
-    swift build -c release --static-swift-stdlib --product herald >/dev/null
-    swift build -c release --product herald-bench >/dev/null
-    BIN=.build/release
-fi
-HERALD=$BIN/herald
-BENCH=$BIN/herald-bench
-
-WORK=$(mktemp -d /tmp/herald-relay-bench.XXXXXX)
-chmod 755 "$WORK"
-SINK_DIR="$WORK/sink"
-SERVE_PID=""
-cleanup() {
-    [[ -n $SERVE_PID ]] && kill -TERM "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
-    scripts/bench/sink.sh stop "$SINK_DIR" >/dev/null 2>&1 || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-read -r PORT CA < <(scripts/bench/sink.sh start "$SINK_DIR" 2>/dev/null)
-BASE="https://127.0.0.1:$PORT"
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/apns.p8" 2>/dev/null
+# shellcheck source=scripts/bench/relay_common.sh
+. scripts/bench/relay_common.sh
+relay_bench_binaries
+relay_bench_start relay
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "sink: $BASE; clients: $CLIENTS, tokens per openchamber send: $TOKENS, duration: ${DURATION}s, herald send to $SEND_N devices"
 
-APNS="apns: { type: apns, key-p8: $WORK/apns.p8, key-id: BENCHKEY01, team-id: BENCHTEAM1, topic: com.example.bench, endpoints: { production: $BASE, sandbox: $BASE } }"
 RESULTS="$WORK/results"
 : >"$RESULTS"
 result() { echo "RESULT bench=relay $*"; echo "$*" >>"$RESULTS"; }
 field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([0-9.]*\).*/\1/p" <<<"$2" | head -1; }
 
 # 1. herald send to SEND_N devices (registered first, not timed).
-cat >"$WORK/send.yaml" <<YAML
-version: 1
-store: { path: $WORK/send.db }
-tls: { ca-file: $CA }
-log: { level: warning }
-channels:
-  $APNS
-routes: { default: [ { deliver: [apns] } ] }
-YAML
-python3 -c "
-import secrets
-for i in range($SEND_N): print('{\"deviceId\":\"ios-%d\",\"platform\":\"ios\",\"token\":\"%s\"}' % (i, secrets.token_hex(32)))
-" >"$WORK/devices.jsonl"
-"$HERALD" devices register -c "$WORK/send.yaml" --format json <"$WORK/devices.jsonl" >/dev/null
-NOTIFICATION='{"type":"permission-request","title":"Permission Request","body":"Claude Bash: rm -rf build","data":{"sessionId":"5f0c"},"badge":3}'
-t0=$(date +%s.%N)
-/usr/bin/time -o "$WORK/time" -f '%M' "$HERALD" send -c "$WORK/send.yaml" --format json --json "$NOTIFICATION" >"$WORK/report.json"
-t1=$(date +%s.%N)
-delivered=$(grep -o '"outcome":"delivered"' "$WORK/report.json" | wc -l)
-send_rate=$(python3 -c "print(round($SEND_N / ($t1 - $t0)))")
-result "impl=send pushes_per_s=$send_rate delivered=$delivered rss_kb=$(tail -1 "$WORK/time")"
+relay_bench_send
 
 # 2. herald serve with the hapi and openchamber relays.
-cat >"$WORK/serve.yaml" <<YAML
-version: 1
-store: { path: $WORK/serve.db }
-tls: { ca-file: $CA }
-log: { level: warning }
-channels:
-  $APNS
-routes: { default: [] }
-server:
-  listen: 127.0.0.1:0
-  max-connections: 4000
-  max-connections-per-client: 4000
-  tokens:
-    - { name: bench, sha256: $(printf %s hrd_unused | sha256sum | cut -d' ' -f1), scopes: [read] }
-  relays:
-    hapi: { channel: apns, auth: none, rate-limit: 1000000/s, burst: 1000000 }
-    openchamber: { channel: apns, auth: none, rate-limit: 1000000/s, burst: 1000000, max-tokens: $TOKENS }
-YAML
-"$HERALD" serve -c "$WORK/serve.yaml" 2>"$WORK/serve.log" &
-SERVE_PID=$!
-SERVE_PORT=""
-for _ in $(seq 200); do
-    SERVE_PORT=$(sed -n 's/.*serving on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/serve.log" | head -1)
-    [[ -n $SERVE_PORT ]] && break
-    sleep 0.05
-done
-[[ -n $SERVE_PORT ]] || { echo "herald serve did not start: $(cat "$WORK/serve.log")" >&2; exit 1; }
-RELAY="http://127.0.0.1:$SERVE_PORT"
-hwm() { sed -n 's/VmHWM:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$SERVE_PID/status"; }
-
-# serve's CPU seconds so far (utime + stime) and the bench client's, to show who used the cores.
-cpu() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$SERVE_PID/stat"; }
+relay_bench_serve "    hapi: { channel: apns, auth: none, rate-limit: 1000000/s, burst: 1000000 }
+    openchamber: { channel: apns, auth: none, rate-limit: 1000000/s, burst: 1000000, max-tokens: $TOKENS }"
+# serve's CPU seconds (cpu) and the bench client's show who used the cores.
 part() { # protocol [tokens]: one herald-bench relay run; prints its RESULT; sets $rate
     local before out
     before=$(cpu)

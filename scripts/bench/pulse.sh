@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Issue 33: `herald serve` as a Pulse Relay (server.relays.pulse) beside `herald send`, both into the
+# same local nginx HTTP/2 TLS APNs sink (scripts/bench/sink.sh), in the same run (make bench-pulse).
+#
+#   send   `herald send` as a whole process to SEND_N APNs devices registered beforehand (not timed):
+#          pushes/s = SEND_N / wall time, peak RSS from /usr/bin/time.
+#   pulse  `herald-bench relay pulse`: CLIENTS phones, each with SITES site keys and REFS activities per
+#          site (registered, minted and reported through the app API first, not timed), send signed
+#          `update` pushes (X-Pulse-Auth v2 HMAC) to POST /v1/devices/{deviceId}/push: back to back for
+#          DURATION s (full rate), then paced at half of `herald send`'s rate for DURATION s.
+# `herald serve` (SQLite store, the pulse relay with the guide's limits unchanged: 1 update a second
+# per ref, 600 pushes an hour per site and phone; only the hub's per-address rate limit is lifted, as
+# every client is on 127.0.0.1) runs through both; its peak RSS is VmHWM after them. The client keeps
+# each ref to one update per 1.05 s and spreads its pushes over SITES sites, so the limits are not
+# what is measured; any 429 is counted (status_429). The bench client shares the machine's cores:
+# the CPU seconds serve and the client used are printed too.
+#
+#   scripts/bench/pulse.sh                     CLIENTS=100 SITES=4 REFS=16 DURATION=20 SEND_N=10000
+#   SMOKE=1 scripts/bench/pulse.sh             seconds, tiny scale: checks the tooling, not the speed
+#   HERALD_BIN_DIR=.build/debug …              use these binaries instead of a release build
+#   PACED_RATE=500 …                           pace the second part at this rate instead of half of herald send's
+#
+# Prints one RESULT line per part and the issue's ratios:
+#   RESULT bench=pulse impl=full pushes_per_s=… status_429=… p50_ms=… p99_ms=…   (then impl=paced, impl=serve rss_kb=…)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+CLIENTS=${CLIENTS:-100}
+SITES=${SITES:-4}
+REFS=${REFS:-16}
+DURATION=${DURATION:-20}
+SEND_N=${SEND_N:-10000}
+if [[ -n ${SMOKE:-} ]]; then CLIENTS=4 SITES=2 REFS=4 DURATION=2 SEND_N=200; fi
+# shellcheck source=scripts/bench/relay_common.sh
+. scripts/bench/relay_common.sh
+relay_bench_binaries
+relay_bench_start pulse
+openssl rand -base64 32 >"$WORK/pulse.key"
+chmod 600 "$WORK/pulse.key"
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "sink: $BASE; clients (phones): $CLIENTS, sites per phone: $SITES, refs per site: $REFS, duration: ${DURATION}s per part, herald send to $SEND_N devices"
+
+result() { echo "RESULT bench=pulse $*"; }
+field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([0-9.]*\).*/\1/p" <<<"$2" | head -1; }
+
+# 1. herald send to SEND_N devices (registered first, not timed).
+relay_bench_send
+paced_rate=${PACED_RATE:-$(python3 -c "print(max(1, round($send_rate / 2)))")}
+
+# 2. herald serve with the pulse relay at the guide's limits.
+relay_bench_serve "    pulse: { channel: apns, key-file: $WORK/pulse.key, rate-limit: 1000000/s, burst: 1000000 }"
+
+before=$(cpu)
+out=$(/usr/bin/time -o "$WORK/btime" -f '%U %S' "$BENCH" relay pulse "$RELAY" "$CLIENTS" "$DURATION" "$paced_rate" "$SITES" "$REFS")
+echo "$out"
+full=$(sed -n 1p <<<"$out")
+paced=$(sed -n 2p <<<"$out")
+[[ $(field ok "$full") -gt 0 && $(field ok "$paced") -gt 0 ]] || { echo "no push went through: $(tail -5 "$WORK/serve.log")" >&2; exit 1; }
+for line in "$full" "$paced"; do
+    mode=$(sed -n 's/.*"mode":"\([a-z]*\)".*/\1/p' <<<"$line")
+    result "impl=$mode pushes_per_s=$(field pushes_per_s "$line") requests=$(field requests "$line") ok=$(field ok "$line")" \
+        "status_429=$(field status_429 "$line") refused=$(field refused "$line") failed=$(field failed "$line")" \
+        "p50_ms=$(field p50_ms "$line") p99_ms=$(field p99_ms "$line") max_ms=$(field max_ms "$line")"
+done
+result "impl=serve rss_kb=$(hwm) serve_cpu_s=$(python3 -c "print(round($(cpu) - $before, 1))")" \
+    "client_cpu_s=$(awk '{ print $1 + $2 }' "$WORK/btime") setup_s=$(field setup_seconds "$full")"
+python3 - "$send_rate" "$(field pushes_per_s "$full")" "$paced_rate" "$(field pushes_per_s "$paced")" \
+    "$(field p50_ms "$paced")" "$(field p99_ms "$paced")" "$(hwm)" <<'PY'
+import sys
+send, full, target, paced, p50, p99, hwm = (float(x or 0) for x in sys.argv[1:])
+ratio = 100 * full / send if send else 0
+print(f"pulse full rate: {full:.0f} pushes/s = {ratio:.0f}% of herald send ({send:.0f}/s); target >= 60%: {'met' if ratio >= 60 else 'MISSED'}")
+print(f"pulse paced at {target:.0f}/s ({100 * target / send if send else 0:.0f}% of herald send): {paced:.0f} pushes/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms; target p99 < 20 ms: {'met' if p99 < 20 else 'MISSED'}")
+print(f"herald serve peak RSS: {hwm / 1024:.1f} MB")
+PY
