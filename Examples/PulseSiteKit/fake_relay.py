@@ -8,7 +8,7 @@ device's push key when ``--push-key`` is given, and prints one JSON line per pus
 
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=127.0.0.1 \\
         -addext subjectAltName=IP:127.0.0.1 -keyout relay.key -out relay.pem
-    python3 fake_relay.py --port 8443 --cert relay.pem --key relay.key --push-key "$PUSH_KEY"
+    python3 fake_relay.py --port 8443 --cert relay.pem --key relay.key --push-key="$PUSH_KEY"  # "=": a base64url key may start with "-"
 
 Herald trusts it through ``tls: { ca-file: relay.pem }`` and a pulse channel with
 ``current-relay: https://127.0.0.1:8443`` (see README.md, "Try it on one machine").
