@@ -4,8 +4,9 @@
 #   relay_bench_binaries      HERALD and BENCH: from HERALD_BIN_DIR, else a release build
 #   relay_bench_start NAME    a work dir /tmp/herald-NAME-bench.*, the sink (BASE, CA), an APNs key and
 #                             the channel's YAML ($APNS); stops everything on exit
-#   relay_bench_send          `herald send` to SEND_N registered devices; sets send_rate and prints
-#                             `RESULT bench=NAME impl=send …` through the caller's `result`
+#   relay_bench_send          `herald send` to SEND_N devices (registered at the first call only, not
+#                             timed); sets send_rate and prints `RESULT bench=NAME impl=send …`
+#                             through the caller's `result`
 #   relay_bench_serve RELAYS  `herald serve` with `relays:` RELAYS (YAML lines); sets SERVE_PID and RELAY
 #   hwm, cpu                  serve's peak RSS (kB) and CPU seconds so far (utime + stime)
 
@@ -44,12 +45,14 @@ relay_bench_config() { # NAME: a config's common head (its store NAME.db, the si
 }
 
 relay_bench_send() {
-    { relay_bench_config send; echo "routes: { default: [ { deliver: [apns] } ] }"; } >"$WORK/send.yaml"
-    python3 -c "
+    if [[ ! -f $WORK/devices.jsonl ]]; then # registered once, for every round
+        { relay_bench_config send; echo "routes: { default: [ { deliver: [apns] } ] }"; } >"$WORK/send.yaml"
+        python3 -c "
 import secrets
 for i in range($SEND_N): print('{\"deviceId\":\"ios-%d\",\"platform\":\"ios\",\"token\":\"%s\"}' % (i, secrets.token_hex(32)))
 " >"$WORK/devices.jsonl"
-    "$HERALD" devices register -c "$WORK/send.yaml" --format json <"$WORK/devices.jsonl" >/dev/null
+        "$HERALD" devices register -c "$WORK/send.yaml" --format json <"$WORK/devices.jsonl" >/dev/null
+    fi
     local notification t0 t1 delivered
     notification='{"type":"permission-request","title":"Permission Request","body":"Claude Bash: rm -rf build","data":{"sessionId":"5f0c"},"badge":3}'
     t0=$(date +%s.%N)
