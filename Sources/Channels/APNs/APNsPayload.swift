@@ -241,6 +241,7 @@ public struct APNsPayloadBuilder: Sendable {
             aps["mutable-content"] = 1
         }
         top["aps"] = .object(aps)
+        top[CloudPayload.notificationIdKey] = .string(n.id)
         return .object(top)
     }
 

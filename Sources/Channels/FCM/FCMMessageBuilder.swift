@@ -87,6 +87,7 @@ public struct FCMMessageBuilder: Sendable {
         var data = n.data
         for (k, v) in HapiPayload.data(for: n) { data[k] = v }  // hapi's keys win
         data.removeValue(forKey: FCMMessageBuilder.deliveryIdKey)
+        data[CloudPayload.notificationIdKey] = n.id
         for key in data.keys.sorted() {
             let lower = key.lowercased()
             if key.isEmpty || FCMMessageBuilder.reservedKeys.contains(lower)

@@ -42,6 +42,7 @@ struct APNsPayloadTests {
                 "category": "permission-request", "mutable-content": 1,
             ],
             "sessionId": "5f0c", "requestId": "r-17", "url": "/sessions/5f0c",
+            "heraldNotificationId": .string(n.id),
         ]
         #expect(try body(p) == expected)
     }
@@ -81,15 +82,17 @@ struct APNsPayloadTests {
         #expect(b["aps"]?["alert"]?["body"]?.stringValue == GenericContent.body(for: n))
         #expect(b["sessionId"] == "5f0c")
         #expect(b["requestId"] == nil)
+        #expect(b["heraldNotificationId"]?.stringValue == n.id, "the id is not content: the app de-duplicates on it")
         let text = b.canonicalString
         #expect(!text.contains("Secret") && !text.contains("rm -rf"))
     }
 
     @Test func backgroundAndVoIP() throws {
-        let bg = try prepare(HeraldNotification(body: "x", data: ["k": "v"], ios: ["pushType": "background"]))
+        let silent = HeraldNotification(id: "n-1", body: "x", data: ["k": "v"], ios: ["pushType": "background"])
+        let bg = try prepare(silent)
         #expect(bg.pushType == .background)
         #expect(bg.priority == 5)
-        #expect(try body(bg) == ["aps": ["content-available": 1], "k": "v"])
+        #expect(try body(bg) == ["aps": ["content-available": 1], "k": "v", "heraldNotificationId": "n-1"])
         let voip = try prepare(HeraldNotification(title: "Call", ios: ["pushType": "voip"]))
         #expect(voip.pushType == .voip)
         #expect(voip.topic == "com.example.app.voip")

@@ -167,7 +167,7 @@ struct FCMPayloadTests {
 
     // MARK: payload
 
-    @Test("The data map carries hapi's keys (winning on conflict), notification.data and the delivery id, all strings")
+    @Test("The data map carries hapi's keys (winning on conflict), notification.data, the delivery and notification ids, all strings")
     func dataMap() throws {
         var n = HeraldNotification.sample(data: [
             "sessionId": "5f0c", "requestId": "r-17", "extra": "yes", "title": "spoof",
@@ -183,6 +183,7 @@ struct FCMPayloadTests {
         #expect(data["title"] == "Permission Request")  // hapi's key wins over notification.data.title
         #expect(data["extra"] == "yes")
         #expect(data["heraldDeliveryId"] == "d-1")
+        #expect(data["heraldNotificationId"]?.stringValue == n.id, "the same id as the local stream and Web Push carry")
         #expect(data["contractVersion"] == "1")
         #expect(data["body"] == "Done")
         #expect(data["notifySummary"] == #"{"agent":"claude","summary":"ok"}"#)
