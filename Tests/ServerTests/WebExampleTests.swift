@@ -9,7 +9,9 @@ import Testing
 /// hub's token), subscribes, and registers the subscription with `POST /v1/devices`; a push
 /// delivered to the worker over the DevTools protocol is shown and reported `received` through
 /// `POST /v1/notifications/{id}/events`. Only the browser's push service is faked (headless
-/// Chromium has none): `Scripts/web_browser.py` replaces `PushManager.subscribe`.
+/// Chromium has none): `Scripts/web_browser.py` replaces `PushManager.subscribe`. With a `local`
+/// channel first (issue 35), the page holds the device's local stream through the hub (EventSource)
+/// and confirms what comes down it, so Web Push is skipped.
 @Suite("Web example in headless Chromium", .serialized)
 struct WebExampleTests {
     static let root = ServeProcess.repositoryRoot
@@ -88,6 +90,87 @@ struct WebExampleTests {
             let events = try herald(["/v1/notifications/\(id)"])["events"]?.arrayValue ?? []
             #expect(events.first?["kind"] == "received")
             #expect(events.first?["deviceId"] == "headless")
+        } catch {
+            _ = try? await hub?.kill()
+            await serve.cleanUp()
+            throw error
+        }
+        _ = try? await hub?.kill()
+        await serve.cleanUp()
+    }
+
+    @Test func thePageHoldsTheLocalStreamAndConfirmsSoWebPushIsSkipped() async throws {
+        let (hubToken, hubEntry) = ServeProcess.token(
+            name: "hub", namespaces: ["default"], scopes: ["devices", "events"])
+        let (adminToken, adminEntry) = ServeProcess.token(
+            name: "admin", namespaces: ["default"], scopes: ["send", "read", "devices"])
+        let serve = try ServeProcess { home, listen in
+            """
+            version: 1
+            store: { path: \(home)/herald.db }
+            server:
+              listen: \(listen)
+              tokens:
+            \(hubEntry)
+            \(adminEntry)
+            channels:
+              local: { type: local, platforms: [web], confirm: 20s }
+              webpush: { type: webpush, vapid: { subject: "mailto:ops@example.com" } }
+            routes:
+              default:
+                - deliver: [local, webpush]
+                  mode: first
+            """
+        }
+        try await serve.start()
+        var hub: RunningSubprocess?
+        do {
+            let started = try Subprocess.launch(
+                executable: "python3", arguments: [Self.root + "/Examples/web/hub.py", "--port", "0"],
+                environment: ["HERALD_URL": serve.baseURL, "HERALD_TOKEN": hubToken])
+            hub = started
+            let stderr = try await started.waitForStderr("listening on")
+            let url = try #require(
+                stderr.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression).map { String(stderr[$0]) }
+            )
+            let r = try Subprocess.run(
+                executable: "python3",
+                arguments: [Self.root + "/Tests/ServerTests/Scripts/web_browser.py", url + "/"],
+                environment: [
+                    "SEND_URL": serve.baseURL + "/v1/notifications", "SEND_TOKEN": adminToken,
+                    "SEND_BODY": #"{"id":"local-1","title":"Deploy?","body":"to production"}"#,
+                ])
+            #expect(r.code == 0, "\(r.stdout) \(r.stderr)")
+            let result = try JSONValue.parse(r.stdout.split(separator: "\n").last.map(String.init) ?? "")
+            #expect(result["localStatus"]?.stringValue?.hasPrefix("Connected") == true, "\(result)")
+            let deviceId = try #require(result["device"]?["deviceId"]?.stringValue, "\(result)")
+
+            // The page showed the notification from its stream and confirmed it through the hub.
+            let shown = result["shown"]?.arrayValue ?? []
+            #expect(shown.count == 1, "\(result)")
+            #expect(shown.first?["id"] == "local-1")
+            #expect(shown.first?["confirmed"] == true)
+            #expect(shown.first?["text"]?.stringValue?.hasPrefix("Deploy?: to production") == true)
+            // So the waiting send's report has local delivered and Web Push never tried.
+            let deliveries = result["report"]?["deliveries"]?.arrayValue ?? []
+            let local = deliveries.first { $0["channel"] == "local" }
+            let webpush = deliveries.first { $0["channel"] == "webpush" }
+            #expect(local?["outcome"] == "delivered", "\(result)")
+            #expect(local?["deviceId"]?.stringValue == deviceId)
+            #expect(
+                webpush != nil && webpush?["outcome"] != "delivered" && webpush?["outcome"] != "failed", "\(result)")
+            // The confirmation is the page's received event, naming its device.
+            let r2 = try Subprocess.run(
+                executable: "curl",
+                arguments: [
+                    "-sS", "-H", "Authorization: Bearer \(adminToken)", serve.baseURL + "/v1/notifications/local-1",
+                ])
+            let events = try JSONValue.parse(r2.stdout)["events"]?.arrayValue ?? []
+            #expect(events.contains { $0["kind"] == "received" && $0["deviceId"]?.stringValue == deviceId })
+            // The hub never logs the stream secret it passed on.
+            let hubLog = started.stderr
+            #expect(hubLog.contains("/stream?token=‹redacted›"), "\(hubLog)")
+            #expect(!hubLog.contains("hls_"), "\(hubLog)")
         } catch {
             _ = try? await hub?.kill()
             await serve.cleanUp()
