@@ -16,7 +16,13 @@ import Testing
 struct WebExampleTests {
     static let root = ServeProcess.repositoryRoot
 
-    @Test func thePageRegistersWithHeraldAndTheWorkerReportsThroughTheEventsRoute() async throws {
+    /// A real `herald serve` with `channels` and `route` (YAML lines), the hub's token (scopes
+    /// `devices`, `events`) and an admin token (`send`, `read`, `devices`), and `hub.py` in front of
+    /// it; `body` gets them and the hub's URL. Both processes are stopped afterwards.
+    static func withHub(
+        channels: String, route: String,
+        _ body: (ServeProcess, _ hub: RunningSubprocess, _ hubURL: String, _ adminToken: String) async throws -> Void
+    ) async throws {
         let (hubToken, hubEntry) = ServeProcess.token(
             name: "hub", namespaces: ["default"], scopes: ["devices", "events"])
         let (adminToken, adminEntry) = ServeProcess.token(
@@ -31,26 +37,15 @@ struct WebExampleTests {
             \(hubEntry)
             \(adminEntry)
             channels:
-              webpush: { type: webpush, vapid: { subject: "mailto:ops@example.com" } }
+            \(channels)
             routes:
               default:
-                - deliver: [webpush]
+            \(route)
             """
         }
         try await serve.start()
-        func herald(_ arguments: [String]) throws -> JSONValue {
-            let r = try Subprocess.run(
-                executable: "curl",
-                arguments: ["-sS", "-H", "Authorization: Bearer \(adminToken)"] + arguments.dropLast()
-                    + [serve.baseURL + arguments.last!])
-            return try JSONValue.parse(r.stdout)
-        }
         var hub: RunningSubprocess?
         do {
-            let sent = try herald([
-                "-H", "Content-Type: application/json", "-d", #"{"title":"Deploy?"}"#, "/v1/notifications?wait=none",
-            ])
-            let id = try #require(sent["id"]?.stringValue, "\(sent)")
             let started = try Subprocess.launch(
                 executable: "python3", arguments: [Self.root + "/Examples/web/hub.py", "--port", "0"],
                 environment: ["HERALD_URL": serve.baseURL, "HERALD_TOKEN": hubToken])
@@ -59,7 +54,33 @@ struct WebExampleTests {
             let url = try #require(
                 stderr.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression).map { String(stderr[$0]) }
             )
+            try await body(serve, started, url, adminToken)
+        } catch {
+            _ = try? await hub?.kill()
+            await serve.cleanUp()
+            throw error
+        }
+        _ = try? await hub?.kill()
+        await serve.cleanUp()
+    }
 
+    /// A call to `herald serve` with the admin token (curl `arguments`, the path last); its JSON.
+    static func herald(_ serve: ServeProcess, _ token: String, _ arguments: [String]) throws -> JSONValue {
+        let r = try Subprocess.run(
+            executable: "curl",
+            arguments: ["-sS", "-H", "Authorization: Bearer \(token)"] + arguments.dropLast()
+                + [serve.baseURL + (arguments.last ?? "")])
+        return try JSONValue.parse(r.stdout)
+    }
+
+    @Test func thePageRegistersWithHeraldAndTheWorkerReportsThroughTheEventsRoute() async throws {
+        let channels = #"  webpush: { type: webpush, vapid: { subject: "mailto:ops@example.com" } }"#
+        try await Self.withHub(channels: channels, route: "    - deliver: [webpush]") { serve, _, url, adminToken in
+            func herald(_ arguments: [String]) throws -> JSONValue { try Self.herald(serve, adminToken, arguments) }
+            let sent = try herald([
+                "-H", "Content-Type: application/json", "-d", #"{"title":"Deploy?"}"#, "/v1/notifications?wait=none",
+            ])
+            let id = try #require(sent["id"]?.stringValue, "\(sent)")
             let payload = #"{"id":"\#(id)","title":"Deploy?","body":"to production","deviceId":"headless"}"#
             let r = try Subprocess.run(
                 executable: "python3",
@@ -68,6 +89,8 @@ struct WebExampleTests {
             let result = try JSONValue.parse(r.stdout.split(separator: "\n").last.map(String.init) ?? "")
             #expect(r.code == 0, "\(r.stdout) \(r.stderr)")
             #expect(result["status"]?.stringValue?.hasPrefix("Subscribed") == true, "\(result)")
+            // No local channel serves the device: the page holds no stream.
+            #expect(result["localStatus"] == nil)
 
             // The page subscribed with Herald's key, fetched as JSON through the hub.
             let key = try herald(["/v1/webpush/vapid-public-key"])
@@ -90,49 +113,19 @@ struct WebExampleTests {
             let events = try herald(["/v1/notifications/\(id)"])["events"]?.arrayValue ?? []
             #expect(events.first?["kind"] == "received")
             #expect(events.first?["deviceId"] == "headless")
-        } catch {
-            _ = try? await hub?.kill()
-            await serve.cleanUp()
-            throw error
         }
-        _ = try? await hub?.kill()
-        await serve.cleanUp()
     }
 
     @Test func thePageHoldsTheLocalStreamAndConfirmsSoWebPushIsSkipped() async throws {
-        let (hubToken, hubEntry) = ServeProcess.token(
-            name: "hub", namespaces: ["default"], scopes: ["devices", "events"])
-        let (adminToken, adminEntry) = ServeProcess.token(
-            name: "admin", namespaces: ["default"], scopes: ["send", "read", "devices"])
-        let serve = try ServeProcess { home, listen in
-            """
-            version: 1
-            store: { path: \(home)/herald.db }
-            server:
-              listen: \(listen)
-              tokens:
-            \(hubEntry)
-            \(adminEntry)
-            channels:
+        let channels = """
               local: { type: local, platforms: [web], confirm: 20s }
               webpush: { type: webpush, vapid: { subject: "mailto:ops@example.com" } }
-            routes:
-              default:
+            """
+        let route = """
                 - deliver: [local, webpush]
                   mode: first
             """
-        }
-        try await serve.start()
-        var hub: RunningSubprocess?
-        do {
-            let started = try Subprocess.launch(
-                executable: "python3", arguments: [Self.root + "/Examples/web/hub.py", "--port", "0"],
-                environment: ["HERALD_URL": serve.baseURL, "HERALD_TOKEN": hubToken])
-            hub = started
-            let stderr = try await started.waitForStderr("listening on")
-            let url = try #require(
-                stderr.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression).map { String(stderr[$0]) }
-            )
+        try await Self.withHub(channels: channels, route: route) { serve, hub, url, adminToken in
             let r = try Subprocess.run(
                 executable: "python3",
                 arguments: [Self.root + "/Tests/ServerTests/Scripts/web_browser.py", url + "/"],
@@ -160,23 +153,11 @@ struct WebExampleTests {
             #expect(
                 webpush != nil && webpush?["outcome"] != "delivered" && webpush?["outcome"] != "failed", "\(result)")
             // The confirmation is the page's received event, naming its device.
-            let r2 = try Subprocess.run(
-                executable: "curl",
-                arguments: [
-                    "-sS", "-H", "Authorization: Bearer \(adminToken)", serve.baseURL + "/v1/notifications/local-1",
-                ])
-            let events = try JSONValue.parse(r2.stdout)["events"]?.arrayValue ?? []
+            let events = try Self.herald(serve, adminToken, ["/v1/notifications/local-1"])["events"]?.arrayValue ?? []
             #expect(events.contains { $0["kind"] == "received" && $0["deviceId"]?.stringValue == deviceId })
-            // The hub never logs the stream secret it passed on.
-            let hubLog = started.stderr
-            #expect(hubLog.contains("/stream?token=‹redacted›"), "\(hubLog)")
-            #expect(!hubLog.contains("hls_"), "\(hubLog)")
-        } catch {
-            _ = try? await hub?.kill()
-            await serve.cleanUp()
-            throw error
+            // The hub passed the stream on and never logged its secret.
+            #expect(hub.stderr.contains("/stream?token=‹redacted›"), "\(hub.stderr)")
+            #expect(!hub.stderr.contains("hls_"), "\(hub.stderr)")
         }
-        _ = try? await hub?.kill()
-        await serve.cleanUp()
     }
 }
