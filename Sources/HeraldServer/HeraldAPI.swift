@@ -40,6 +40,9 @@ public final class HeraldAPI: Sendable {
     let accepts: GroupCommit<HeraldNotification, Int>
     /// Group commit of device registrations, likewise.
     let registrations: GroupCommit<Router.PreparedRegistration, UpsertResult>
+    /// Group commit of lifecycle events (`POST /v1/notifications/{id}/events`; the apps'
+    /// confirmations of local pushes come as fast as the notifications), likewise.
+    let lifecycleEvents: GroupCommit<ChannelEvent, LifecycleEvent>
     /// The resources served (their routes join the relays' in ``Settings/routes``).
     let resources: [any APIResource]
 
@@ -62,6 +65,9 @@ public final class HeraldAPI: Sendable {
         }
         registrations = GroupCommit(label: "herald.register", limit: Router.groupCommitLimit) { [router] batch in
             router.storeRegistrations(batch: batch)
+        }
+        lifecycleEvents = GroupCommit(label: "herald.events", limit: Router.groupCommitLimit) { [router] batch in
+            router.recordEvents(batch: batch)
         }
     }
 

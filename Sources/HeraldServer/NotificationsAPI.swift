@@ -22,7 +22,7 @@ struct NotificationsAPI: APIResource {
             APIRoute(
                 "POST", RoutePattern("/v1/notifications/{id}/events"), access: .token(["events"]), subject: "event",
                 writesStore: true
-            ) { api, call in try api.recordEvent(call.request, id: call["id"], token: try call.token) },
+            ) { api, call in try await api.recordEvent(call.request, id: call["id"], token: try call.token) },
             APIRoute("GET", RoutePattern("/v1/notifications/{id}/action"), access: .token(["read"])) { api, call in
                 try await api.waitForAction(call.request, id: call["id"], token: try call.token)
             },
@@ -120,6 +120,16 @@ extension HeraldAPI {
     /// narrows them); 404 alike for unknown and foreign ids. Ids are unique per namespace: when the
     /// token covers several namespaces that each sent `id`, `?namespace=` must say which (400).
     func visibleEntry(_ id: String, token: APIToken, request: ServerRequest) throws -> HistoryEntry {
+        let first = try visibleKey(id, token: token, request: request)
+        guard let entry = try router.history(id: first.key, limit: 1).first else {
+            throw APIError.notFound("no notification \(id)")
+        }
+        return entry
+    }
+
+    /// The store key and namespace of the notification ``visibleEntry(_:token:request:)`` finds,
+    /// without reading its deliveries and events.
+    func visibleKey(_ id: String, token: APIToken, request: ServerRequest) throws -> (key: String, namespace: String) {
         let wanted = request.query["namespace"]
         let keys = try router.notificationKeys(
             publicID: id, covering: { token.covers($0) && (wanted == nil || $0 == wanted) })
@@ -130,17 +140,14 @@ extension HeraldAPI {
                 "notification id \(id) is used in namespaces \(keys.map(\.namespace).sorted().joined(separator: ", ")); "
                     + "add ?namespace= to choose one")
         }
-        guard let entry = try router.history(id: first.key, limit: 1).first else {
-            throw APIError.notFound("no notification \(id)")
-        }
-        return entry
+        return first
     }
 
     func notification(_ id: String, token: APIToken, request: ServerRequest) throws -> ServerResponse {
         HeraldAPI.json(200, try visibleEntry(id, token: token, request: request).json)
     }
 
-    func recordEvent(_ request: ServerRequest, id: String, token: APIToken) throws -> ServerResponse {
+    func recordEvent(_ request: ServerRequest, id: String, token: APIToken) async throws -> ServerResponse {
         let body = try HeraldAPI.jsonObject(request)
         let known: Set<String> = ["kind", "action", "deviceId", "data"]
         for key in (body.objectValue ?? [:]).keys.sorted() where !known.contains(key) {
@@ -181,14 +188,15 @@ extension HeraldAPI {
                 data[k] = s
             }
         }
-        let stored = try visibleEntry(id, token: token, request: request).notification
-        let key = stored.id
-        let event = try router.recordEvent(
+        let (key, namespace) = try visibleKey(id, token: token, request: request)
+        // Stored with the events arriving meanwhile, in one transaction (group commit).
+        let event = try await lifecycleEvents.submit(
             ChannelEvent(
-                notificationId: key, kind: kind, actionId: action?.stringValue, actionData: data, deviceId: deviceId))
+                notificationId: key, kind: kind, actionId: action?.stringValue, actionData: data, deviceId: deviceId)
+        ).get()
         // A local push waiting for this device's confirmation is delivered (a late one: the event only).
         if kind == .received, let deviceId {
-            router.localStreams.confirm(namespace: stored.namespace, notificationId: key, deviceId: deviceId)
+            router.localStreams.confirm(namespace: namespace, notificationId: key, deviceId: deviceId)
         }
         return HeraldAPI.json(201, ["event": event.json])
     }

@@ -220,6 +220,27 @@ import Testing
         #expect(try store.history(namespace: nil, id: nil, limit: 10).isEmpty)
     }
 
+    /// Events in one batch (group commit, issue 35): one result each, in input order; an event of an
+    /// unknown notification fails alone; the stored ones join the event log in order.
+    @Test(arguments: StoreKind.allCases) func aBatchOfEventsFailsOnlyItsUnknownOnes(store kind: StoreKind) throws {
+        let store = try kind.open()
+        let n = HeraldNotification(id: "ev", title: "t")
+        try store.insertNotification(n, steps: Self.all, deliveries: Self.rows(n, count: 1), now: Self.t0)
+        let before = try store.lastEventSequence()
+        let results = try store.recordEvents([
+            LifecycleEvent(notificationId: "ev", kind: .received, deviceId: "a", at: Self.t0),
+            LifecycleEvent(notificationId: "nope", kind: .received, deviceId: "b", at: Self.t0),
+            LifecycleEvent(notificationId: "ev", kind: .tapped, deviceId: "a", at: Self.t0),
+        ])
+        #expect(results.count == 3)
+        let stored = results.compactMap { try? $0.get() }
+        #expect(stored.map(\.kind) == [.received, .tapped])
+        #expect(throws: StoreError.unknownNotification("nope")) { try results[1].get() }
+        #expect(try store.events(notificationId: "ev") == stored)
+        #expect(try store.eventLog(after: before, namespaces: nil, limit: 10).map(\.kind) == ["received", "tapped"])
+        #expect(try store.recordEvents([]).isEmpty)
+    }
+
     /// Concurrent read-modify-write of one key from two stores (two processes) loses no update:
     /// what a Pulse revision counter or a Telegram flood window relies on.
     @Test(arguments: StoreKind.allCases) func channelStateUpdatesAreAtomicAcrossProcesses(store kind: StoreKind)

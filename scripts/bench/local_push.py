@@ -5,7 +5,8 @@ notifications are sent at RATE per second for SECONDS (a waiting POST /v1/notifi
 the apps in turn), every app but the last SILENT confirms each push at once (kind received).
 
 Reports the notify-to-confirm latency (from the send's first byte to the confirmation's 201, p50
-and p99, confirming apps), the fallback of the silent apps (every one of their notifications must be
+and p99, confirming apps; and its two halves' p50, split where the app read the push from its
+stream: send_to_push, push_to_confirm), the fallback of the silent apps (every one of their notifications must be
 `not confirmed` locally and delivered by the cloud sink, within confirm + 1 s of its send: counts
 of fallbacks, missed and duplicated), and herald's peak RSS (VmHWM).
 
@@ -89,8 +90,10 @@ class App:
                 if line == b"":
                     if event == b"notification" and data is not None:
                         self.received += 1
+                        nid = json.loads(data)["id"]
+                        received_at.setdefault(nid, time.monotonic())
                         if not self.silent:
-                            confirms.put_nowait((json.loads(data)["id"], self))
+                            confirms.put_nowait((nid, self))
                     event, data = None, None
                 elif line.startswith(b":"):
                     self.ready.set()
@@ -98,6 +101,9 @@ class App:
                     event = line[7:]
                 elif line.startswith(b"data: "):
                     data = line[6:]
+
+
+received_at = {}   # notification id -> when its push was read from the app's stream
 
 
 def percentile(values, p):
@@ -208,6 +214,9 @@ async def main():
         t.cancel()
 
     latencies = [(confirmed_at[n] - sent_at[n]) * 1000 for n in confirmed_at]
+    # The two halves: send to the push read from the stream, and that read to the confirmation's 201.
+    to_push = [(received_at[n] - sent_at[n]) * 1000 for n in confirmed_at if n in received_at]
+    to_confirm = [(confirmed_at[n] - received_at[n]) * 1000 for n in confirmed_at if n in received_at]
     silent = {n: r for n, r in reports.items() if r[0]}
     fallbacks = sum(1 for r in silent.values()
                     if r[1].get("local") == ("failed", "not confirmed") and r[1].get("cloud", ("",))[0] == "delivered")
@@ -222,6 +231,7 @@ async def main():
           f"sending_s={sending_s:.2f} late_sends={late} stayed_local={local} confirmed={len(latencies)} "
           f"notify_to_confirm_ms_p50={percentile(latencies, 50):.2f} "
           f"notify_to_confirm_ms_p99={percentile(latencies, 99):.2f} "
+          f"send_to_push_ms_p50={percentile(to_push, 50):.2f} push_to_confirm_ms_p50={percentile(to_confirm, 50):.2f} "
           f"silent_notifications={len(silent)} fallbacks={fallbacks} missed={missed} duplicated={duplicated} "
           f"fallbacks_over_confirm_plus_1s={slow_fallbacks} slowest_fallback_s={fallback_max:.2f} "
           f"herald_cpu_cores={herald_cpu / busy:.2f} driver_cpu_cores={driver_cpu / busy:.2f} "

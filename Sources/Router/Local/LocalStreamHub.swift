@@ -51,7 +51,7 @@ public final class LocalStreamHub: LocalStreams {
         var nextId: UInt64 = 0
         var streams: [UInt64: Stream] = [:]
         var byDevice: [DeviceKey: Set<UInt64>] = [:]
-        var waiters: [String: Waiter] = [:]
+        var waiters = WaiterTable()
         var stats = LocalStreamStats()
         /// Pushes of other processes written to streams held here, by delivery id.
         var forwarded: [String: Forwarded] = [:]
@@ -103,7 +103,8 @@ public final class LocalStreamHub: LocalStreams {
             }
             let forwarded = s.dropForwarded(stream: id)
             var out: [CheckedContinuation<LocalPushOutcome, Never>] = []
-            for (key, var w) in s.waiters where w.streams.contains(id) {
+            for key in s.waiters.keys(onStream: id) {
+                guard var w = s.waiters[key] else { continue }
                 w.streams.remove(id)
                 if w.streams.isEmpty {
                     s.waiters[key] = nil
@@ -173,11 +174,9 @@ public final class LocalStreamHub: LocalStreams {
             {
                 s.forwarded[key] = nil
             }
-            for (key, w) in s.waiters
-            where w.push.notificationId == notificationId && w.push.namespace == namespace
-                && w.push.deviceId == deviceId
-            {
-                s.waiters[key] = nil
+            let confirm = ConfirmKey(namespace: namespace, notificationId: notificationId, deviceId: deviceId)
+            for key in s.waiters.keys(confirmedBy: confirm) {
+                guard let w = s.waiters.removeValue(forKey: key) else { continue }
                 w.timer?.cancel()
                 s.stats.count(.confirmed)
                 s.stats.observeConfirm(seconds: max(0, now.timeIntervalSince(w.sentAt)))

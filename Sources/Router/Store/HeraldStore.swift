@@ -61,6 +61,10 @@ public protocol HeraldStore: Sendable {
     // MARK: Lifecycle and history
     /// Records an event; throws ``StoreError/unknownNotification(_:)`` for an unknown id.
     func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent
+    /// Records each event as ``recordEvent(_:)`` does, all in one transaction (group commit), and
+    /// returns one result per event, in input order: an event that fails (an unknown notification)
+    /// fails alone. Throws only when the batch as a whole could not be stored; then none of it is.
+    func recordEvents(_ events: [LifecycleEvent]) throws -> [Result<LifecycleEvent, any Error>]
     /// Events of a notification, oldest first.
     func events(notificationId: String) throws -> [LifecycleEvent]
     /// Notifications with deliveries and events, newest first.

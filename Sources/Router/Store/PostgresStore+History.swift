@@ -8,24 +8,20 @@ extension PostgresStore {
 
     /// See ``HeraldStore``.
     public func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent {
-        try call {
-            try db.transaction { c in
-                guard let n = try c.queryOne(StoreSQL.namespace(of: event.notificationId))
-                else { throw StoreError.unknownNotification(event.notificationId) }
-                let row = try c.queryOne("\(StoreSQL.insertEvent(event)) RETURNING id")
-                var stored = event
-                stored.id = row?.int("id") ?? 0
-                try Self.appendEvents(
-                    [
-                        (
-                            n.string("namespace") ?? "", event.kind.rawValue, event.notificationId,
-                            EventLogData.lifecycle(stored)
-                        )
-                    ],
-                    at: Self.ms(event.at), c)
-                return stored
-            }
-        }
+        try call { try db.transaction { c in try Self.insertEvent(event, c) } }
+    }
+
+    /// Stores one lifecycle event and its event-log entry on `c` (inside the caller's transaction).
+    static func insertEvent(_ event: LifecycleEvent, _ c: PostgresConnection) throws -> LifecycleEvent {
+        guard let n = try c.queryOne(StoreSQL.namespace(of: event.notificationId))
+        else { throw StoreError.unknownNotification(event.notificationId) }
+        let row = try c.queryOne("\(StoreSQL.insertEvent(event)) RETURNING id")
+        var stored = event
+        stored.id = row?.int("id") ?? 0
+        try Self.appendEvents(
+            [(n.string("namespace") ?? "", event.kind.rawValue, event.notificationId, EventLogData.lifecycle(stored))],
+            at: Self.ms(event.at), c)
+        return stored
     }
 
     /// See ``HeraldStore``.

@@ -9,20 +9,22 @@ extension SQLiteStore {
     /// See ``HeraldStore``.
     public func recordEvent(_ event: LifecycleEvent) throws -> LifecycleEvent {
         try checkWritable("record an event")
-        return try db.transaction { c in
-            guard
-                let namespace = try c.queryOne(StoreSQL.namespace(of: event.notificationId))?.string("namespace")
-            else {
-                throw StoreError.unknownNotification(event.notificationId)
-            }
-            try c.run(StoreSQL.insertEvent(event))
-            var stored = event
-            stored.id = c.lastInsertRowID
-            try SQLiteStore.appendEvent(
-                c, namespace: namespace, kind: event.kind.rawValue, notificationId: event.notificationId,
-                data: EventLogData.lifecycle(stored), at: SQLiteStore.ms(event.at))
-            return stored
+        return try db.transaction { c in try SQLiteStore.insertEvent(event, c) }
+    }
+
+    /// Stores one lifecycle event and its event-log entry on `c` (inside the caller's transaction).
+    static func insertEvent(_ event: LifecycleEvent, _ c: SQLiteConnection) throws -> LifecycleEvent {
+        guard let namespace = try c.queryOne(StoreSQL.namespace(of: event.notificationId))?.string("namespace")
+        else {
+            throw StoreError.unknownNotification(event.notificationId)
         }
+        try c.run(StoreSQL.insertEvent(event))
+        var stored = event
+        stored.id = c.lastInsertRowID
+        try SQLiteStore.appendEvent(
+            c, namespace: namespace, kind: event.kind.rawValue, notificationId: event.notificationId,
+            data: EventLogData.lifecycle(stored), at: SQLiteStore.ms(event.at))
+        return stored
     }
 
     /// See ``HeraldStore``.

@@ -100,7 +100,7 @@ public struct DeliveryRecord: Sendable, Equatable {
         if let reason { o["reason"] = .string(reason) }
         if let providerMessageId { o["providerMessageId"] = .string(providerMessageId) }
         if state == .retry, let n = nextAttemptAt {
-            o["nextAttemptAt"] = .string(ISO8601DateFormatter().string(from: n))
+            o["nextAttemptAt"] = .string(ISO8601Time.string(n))
         }
         return .object(o)
     }
@@ -113,7 +113,7 @@ public struct DeliveryRecord: Sendable, Equatable {
         o.add("channel", channel)
         o.add("deviceId", deviceId)
         o.add("id", id)
-        if state == .retry, let n = nextAttemptAt { o.add("nextAttemptAt", ISO8601DateFormatter().string(from: n)) }
+        if state == .retry, let n = nextAttemptAt { o.add("nextAttemptAt", ISO8601Time.string(n)) }
         o.add("outcome", state.reportOutcome)
         o.add("platform", platform)
         o.add("providerMessageId", providerMessageId)
@@ -203,7 +203,7 @@ public struct LifecycleEvent: Sendable, Equatable {
     /// JSON for history output.
     public var json: JSONValue {
         var o: [String: JSONValue] = [
-            "kind": .string(kind.rawValue), "at": .string(ISO8601DateFormatter().string(from: at)),
+            "kind": .string(kind.rawValue), "at": .string(ISO8601Time.string(at)),
         ]
         if let actionId { o["actionId"] = .string(actionId) }
         if !actionData.isEmpty { o["actionData"] = .object(actionData.mapValues { .string($0) }) }
@@ -230,7 +230,7 @@ public struct HistoryEntry: Sendable {
         o["namespace"] = .string(notification.namespace)
         o["type"] = .string(notification.type)
         o["title"] = notification.title.map { .string($0) } ?? .null
-        o["createdAt"] = .string(ISO8601DateFormatter().string(from: createdAt))
+        o["createdAt"] = .string(ISO8601Time.string(createdAt))
         o["deliveries"] = .array(deliveries.map(\.reportJSON))
         o["events"] = .array(events.map(\.json))
         return .object(o)

@@ -6,9 +6,15 @@ registration with Herald; only the push service is faked (headless Chromium has 
 by the browser's own WebCrypto. Then a push message is delivered to the worker over the DevTools
 protocol (`ServiceWorker.deliverPushMessage`), so the worker shows it and reports `received`.
 
-    WAIT_URL=… WAIT_TOKEN=… web_browser.py PAGE_URL PUSH_PAYLOAD_JSON
+With SEND_URL, the local stream instead: once the page shows its stream connected, the notification
+SEND_BODY is sent with a waiting POST to SEND_URL (SEND_TOKEN), its report is kept, and the items the
+page showed from the stream (and whether it confirmed each) are read.
 
-Prints one JSON object: {"status": …, "device": {…}, "subscription": {…}, "applicationServerKey": …}.
+    WAIT_URL=… WAIT_TOKEN=… web_browser.py PAGE_URL PUSH_PAYLOAD_JSON
+    SEND_URL=… SEND_TOKEN=… SEND_BODY=… web_browser.py PAGE_URL
+
+Prints one JSON object: {"status": …, "device": {…}, "subscription": {…}, "applicationServerKey": …,
+"received"?, "localStatus"?, "report"?, "shown"?}.
 Exit 1 on failure. Uses websocket-client (PyPI), as pulse_browser.py does.
 """
 
@@ -46,8 +52,30 @@ FAKE_PUSH_SERVICE = r"""
 """
 
 
+SHOWN = ("[...document.querySelectorAll('#local li[data-confirmed]')].map((li) => "
+         "({id: li.dataset.id, text: li.textContent, confirmed: li.dataset.confirmed === 'true'}))")
+
+
+def local_stream(browser, result):
+    """Sends SEND_BODY once the page holds its stream; the report and what the page showed."""
+    result["localStatus"] = browser.wait_until(
+        "(() => { const t = document.getElementById('local-status').textContent; "
+        "return t.startsWith('Connected') || t.startsWith('No ') || t.startsWith('Closed') ? t : null })()",
+        timeout=30)
+    if not result["localStatus"].startswith("Connected"):
+        return result
+    request = urllib.request.Request(
+        os.environ["SEND_URL"], data=os.environ["SEND_BODY"].encode(), method="POST",
+        headers={"Authorization": f"Bearer {os.environ['SEND_TOKEN']}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        result["report"] = json.load(response)
+    browser.wait_until(f"{SHOWN}.length > 0 ? true : null", timeout=30)
+    result["shown"] = browser.evaluate(SHOWN)
+    return result
+
+
 def main(argv):
-    url, payload = argv
+    url, payload = argv[0], (argv[1] if len(argv) > 1 else None)
 
     def work(browser):
         origin = url.split("/", 3)
@@ -62,6 +90,9 @@ def main(argv):
             "(() => { const t = document.getElementById('status').textContent; "
             "return t.startsWith('Subscribed') || t.startsWith('Error') ? t : null })()", timeout=30)
         result = {"status": status}
+        if status.startswith("Subscribed") and os.environ.get("SEND_URL"):
+            result["device"] = json.loads(browser.evaluate("document.getElementById('out').value"))
+            return local_stream(browser, result)
         if status.startswith("Subscribed"):
             result["device"] = json.loads(browser.evaluate("document.getElementById('out').value"))
             result["subscription"] = browser.evaluate("window.__fakeSubscription")
