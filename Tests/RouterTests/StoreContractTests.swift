@@ -209,7 +209,8 @@ import Testing
         #expect(try store.lastEventSequence() == log.last?.sequence)
         // Lifecycle events join the log; purge takes a notification's entries with it.
         let e = try store.recordEvent(
-            LifecycleEvent(notificationId: "rec", kind: .action, actionId: "ok", deviceId: "d", at: Self.t0))
+            LifecycleEvent(
+                event: ChannelEvent(notificationId: "rec", kind: .action, actionId: "ok", deviceId: "d"), at: Self.t0))
         #expect(try store.events(notificationId: "rec") == [e])
         #expect(
             try store.eventLog(after: log.last?.sequence ?? 0, namespaces: nil, limit: 10).map(\.kind) == ["action"])
