@@ -59,26 +59,26 @@ enum LibraryBench {
                 decode: { try HandWrittenBase64.decode($0) })
         let pairs =
             base64 + [
-            Pair(
-                name: "HKDF extract + expand 16 B (RFC 8291 CEK)",
-                handWritten: {
-                    let prk = HKDF.extract(salt: salt16, inputKeyMaterial: secret32)
-                    return try HKDF.expand(pseudoRandomKey: prk, info: info, length: 16).count
-                },
-                library: {
-                    let prk = try EVPHKDF.extract(salt: salt16, inputKeyMaterial: secret32)
-                    return try EVPHKDF.expand(pseudoRandomKey: prk, info: info, length: 16).count
-                },
-                libraryName: "OpenSSL EVP_KDF HKDF"),
-            Pair(
-                name: "HTTP date (IMF-fixdate) to a delay",
-                handWritten: { Int(handParsedHTTPDateDelay(imfDate, now: now)?.components.seconds ?? -1) },
-                library: { Int(RetryAfter.parse(imfDate, now: now)?.components.seconds ?? -1) },
-                libraryName: "libcurl curl_getdate"),
-            Pair(
-                name: "host key of a URL", handWritten: { handParsedHostKey(url).utf8.count },
-                library: { HostKey.of(url).utf8.count }, libraryName: "libcurl curl_url"),
-        ]
+                Pair(
+                    name: "HKDF extract + expand 16 B (RFC 8291 CEK)",
+                    handWritten: {
+                        let prk = HKDF.extract(salt: salt16, inputKeyMaterial: secret32)
+                        return try HKDF.expand(pseudoRandomKey: prk, info: info, length: 16).count
+                    },
+                    library: {
+                        let prk = try EVPHKDF.extract(salt: salt16, inputKeyMaterial: secret32)
+                        return try EVPHKDF.expand(pseudoRandomKey: prk, info: info, length: 16).count
+                    },
+                    libraryName: "OpenSSL EVP_KDF HKDF"),
+                Pair(
+                    name: "HTTP date (IMF-fixdate) to a delay",
+                    handWritten: { Int(handParsedHTTPDateDelay(imfDate, now: now)?.components.seconds ?? -1) },
+                    library: { Int(RetryAfter.parse(imfDate, now: now)?.components.seconds ?? -1) },
+                    libraryName: "libcurl curl_getdate"),
+                Pair(
+                    name: "host key of a URL", handWritten: { handParsedHostKey(url).utf8.count },
+                    library: { HostKey.of(url).utf8.count }, libraryName: "libcurl curl_url"),
+            ]
 
         var lines = [
             "| operation | hand-written (ns) | library (ns) | library / hand-written | library |",
