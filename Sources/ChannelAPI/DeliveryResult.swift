@@ -54,35 +54,34 @@ public struct DeliveryResult: Sendable, Equatable {
     public static func delivered(
         _ target: DeliveryTarget, status: Int? = nil, providerMessageId: String? = nil, details: [String: String] = [:]
     ) -> DeliveryResult {
-        DeliveryResult(
-            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
-            outcome: .delivered, status: status,
-            providerMessageId: providerMessageId, details: details)
+        DeliveryResult(target, .delivered, status: status, providerMessageId: providerMessageId, details: details)
     }
 
     /// The token is gone; the device will be removed.
     public static func dead(_ target: DeliveryTarget, status: Int? = nil, reason: String) -> DeliveryResult {
-        DeliveryResult(
-            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
-            outcome: .dead, status: status,
-            reason: reason)
+        DeliveryResult(target, .dead, status: status, reason: reason)
     }
 
     /// Transient failure; try again (after `retryAfter` if the provider said so).
     public static func retry(
         _ target: DeliveryTarget, status: Int? = nil, reason: String, retryAfter: Duration? = nil
     ) -> DeliveryResult {
-        DeliveryResult(
-            deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
-            outcome: .retry, status: status,
-            reason: reason, retryAfter: retryAfter)
+        DeliveryResult(target, .retry, status: status, reason: reason, retryAfter: retryAfter)
     }
 
     /// Permanent failure for this message; the device is kept.
     public static func failed(_ target: DeliveryTarget, status: Int? = nil, reason: String) -> DeliveryResult {
-        DeliveryResult(
+        DeliveryResult(target, .failed, status: status, reason: reason)
+    }
+
+    /// A result for `target`: its delivery id, device id and platform.
+    private init(
+        _ target: DeliveryTarget, _ outcome: DeliveryOutcome, status: Int?, reason: String? = nil,
+        retryAfter: Duration? = nil, providerMessageId: String? = nil, details: [String: String] = [:]
+    ) {
+        self.init(
             deliveryId: target.deliveryId, deviceId: target.device?.deviceId, platform: target.device?.platform,
-            outcome: .failed, status: status,
-            reason: reason)
+            outcome: outcome, status: status, reason: reason, retryAfter: retryAfter,
+            providerMessageId: providerMessageId, details: details)
     }
 }

@@ -70,11 +70,7 @@ enum JSONParser {
         mutating func parseObject(depth: Int) throws(JSONError) -> JSONValue {
             index += 1
             var members: [String: JSONValue] = [:]
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return .object(members)
-            }
+            if skip(UInt8(ascii: "}")) { return .object(members) }
             while true {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
@@ -82,51 +78,44 @@ enum JSONParser {
                 }
                 let keyOffset = index
                 let key = try parseString()
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                index += 1
+                guard skip(UInt8(ascii: ":")) else { throw fail("expected ':'") }
                 skipWhitespace()
                 // One hash of the key: a duplicate is found as the value is stored.
                 guard members.updateValue(try parseValue(depth: depth + 1), forKey: key) == nil else {
                     throw JSONError(message: "duplicate key \"\(key)\"", offset: keyOffset)
                 }
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input in object") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                if bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    return .object(members)
-                }
-                throw fail("expected ',' or '}'")
+                if try endOfElement(UInt8(ascii: "}"), in: "object") { return .object(members) }
             }
         }
 
         mutating func parseArray(depth: Int) throws(JSONError) -> JSONValue {
             index += 1
             var elements: [JSONValue] = []
-            skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                return .array(elements)
-            }
+            if skip(UInt8(ascii: "]")) { return .array(elements) }
             while true {
                 skipWhitespace()
                 elements.append(try parseValue(depth: depth + 1))
-                skipWhitespace()
-                guard index < bytes.count else { throw fail("unexpected end of input in array") }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                if bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    return .array(elements)
-                }
-                throw fail("expected ',' or ']'")
+                if try endOfElement(UInt8(ascii: "]"), in: "array") { return .array(elements) }
             }
+        }
+
+        /// Consumes `byte` when it is the next one after white space; false (nothing consumed but the
+        /// white space) when it is not.
+        mutating func skip(_ byte: UInt8) -> Bool {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        /// After a member or element: consumes `,` (false: another one follows) or `close` (true: the
+        /// object or array ends).
+        mutating func endOfElement(_ close: UInt8, in container: String) throws(JSONError) -> Bool {
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input in \(container)") }
+            if skip(UInt8(ascii: ",")) { return false }
+            if skip(close) { return true }
+            throw fail("expected ',' or '\(Character(Unicode.Scalar(close)))'")
         }
 
         mutating func parseNumber() throws(JSONError) -> Double {

@@ -125,12 +125,6 @@ public struct JSONError: Error, Sendable, CustomStringConvertible {
     /// Byte offset into the input.
     public let offset: Int
 
-    /// Creates an error.
-    public init(message: String, offset: Int) {
-        self.message = message
-        self.offset = offset
-    }
-
     /// "invalid JSON at byte N: message".
     public var description: String { "invalid JSON at byte \(offset): \(message)" }
 }

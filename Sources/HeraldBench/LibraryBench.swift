@@ -21,12 +21,28 @@ enum LibraryBench {
         let libraryName: String
     }
 
+    /// Encoding `bytes` and decoding their text, the hand-written code against libsodium's `variant`.
+    private static func base64Pairs(
+        _ names: (encode: String, decode: String), _ bytes: [UInt8], _ variant: SodiumBase64.Variant,
+        encode: @escaping ([UInt8]) -> String, decode: @escaping (String) throws -> [UInt8]
+    ) -> [Pair] {
+        let text = encode(bytes)
+        return [
+            Pair(
+                name: names.encode, handWritten: { encode(bytes).utf8.count },
+                library: { SodiumBase64.encode(bytes, variant: variant).utf8.count },
+                libraryName: "libsodium sodium_bin2base64"),
+            Pair(
+                name: names.decode, handWritten: { try decode(text).count },
+                library: { try SodiumBase64.decode(text, variant: variant).count },
+                libraryName: "libsodium sodium_base642bin"),
+        ]
+    }
+
     /// Runs every pair for about `seconds` per implementation and returns a markdown table.
     static func run(seconds: Double, rounds: Int = 3) throws -> String {
         let key65 = (0..<65).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
         let body3k = (0..<3072).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
-        let key65URL = Base64.urlEncode(key65)
-        let body3kStandard = Base64.encode(body3k)
         let secret32 = Array(key65.prefix(32))
         let salt16 = Array(key65.suffix(16))
         let info = Array("Content-Encoding: aes128gcm".utf8) + [0]
@@ -34,44 +50,35 @@ enum LibraryBench {
         let now = Date(timeIntervalSince1970: 784_111_000)
         let url = "https://fcm.googleapis.com/v1/projects/herald-bench/messages:send"
 
-        let pairs = [
-            Pair(
-                name: "base64url encode, 65 B (a P-256 key)",
-                handWritten: { HandWrittenBase64.urlEncode(key65).utf8.count },
-                library: { SodiumBase64.encode(key65, variant: .urlSafeNoPadding).utf8.count },
-                libraryName: "libsodium sodium_bin2base64"),
-            Pair(
-                name: "base64url decode, 65 B", handWritten: { try HandWrittenBase64.urlDecode(key65URL).count },
-                library: { try SodiumBase64.decode(key65URL, variant: .urlSafeNoPadding).count },
-                libraryName: "libsodium sodium_base642bin"),
-            Pair(
-                name: "base64 encode, 3 KB", handWritten: { HandWrittenBase64.encode(body3k).utf8.count },
-                library: { SodiumBase64.encode(body3k, variant: .original).utf8.count },
-                libraryName: "libsodium sodium_bin2base64"),
-            Pair(
-                name: "base64 decode, 3 KB", handWritten: { try HandWrittenBase64.decode(body3kStandard).count },
-                library: { try SodiumBase64.decode(body3kStandard, variant: .original).count },
-                libraryName: "libsodium sodium_base642bin"),
-            Pair(
-                name: "HKDF extract + expand 16 B (RFC 8291 CEK)",
-                handWritten: {
-                    let prk = HKDF.extract(salt: salt16, inputKeyMaterial: secret32)
-                    return try HKDF.expand(pseudoRandomKey: prk, info: info, length: 16).count
-                },
-                library: {
-                    let prk = try EVPHKDF.extract(salt: salt16, inputKeyMaterial: secret32)
-                    return try EVPHKDF.expand(pseudoRandomKey: prk, info: info, length: 16).count
-                },
-                libraryName: "OpenSSL EVP_KDF HKDF"),
-            Pair(
-                name: "HTTP date (IMF-fixdate) to a delay",
-                handWritten: { Int(handParsedHTTPDateDelay(imfDate, now: now)?.components.seconds ?? -1) },
-                library: { Int(RetryAfter.parse(imfDate, now: now)?.components.seconds ?? -1) },
-                libraryName: "libcurl curl_getdate"),
-            Pair(
-                name: "host key of a URL", handWritten: { handParsedHostKey(url).utf8.count },
-                library: { HostKey.of(url).utf8.count }, libraryName: "libcurl curl_url"),
-        ]
+        let base64 =
+            base64Pairs(
+                ("base64url encode, 65 B (a P-256 key)", "base64url decode, 65 B"), key65, .urlSafeNoPadding,
+                encode: HandWrittenBase64.urlEncode, decode: { try HandWrittenBase64.urlDecode($0) })
+            + base64Pairs(
+                ("base64 encode, 3 KB", "base64 decode, 3 KB"), body3k, .original, encode: HandWrittenBase64.encode,
+                decode: { try HandWrittenBase64.decode($0) })
+        let pairs =
+            base64 + [
+                Pair(
+                    name: "HKDF extract + expand 16 B (RFC 8291 CEK)",
+                    handWritten: {
+                        let prk = HKDF.extract(salt: salt16, inputKeyMaterial: secret32)
+                        return try HKDF.expand(pseudoRandomKey: prk, info: info, length: 16).count
+                    },
+                    library: {
+                        let prk = try EVPHKDF.extract(salt: salt16, inputKeyMaterial: secret32)
+                        return try EVPHKDF.expand(pseudoRandomKey: prk, info: info, length: 16).count
+                    },
+                    libraryName: "OpenSSL EVP_KDF HKDF"),
+                Pair(
+                    name: "HTTP date (IMF-fixdate) to a delay",
+                    handWritten: { Int(handParsedHTTPDateDelay(imfDate, now: now)?.components.seconds ?? -1) },
+                    library: { Int(RetryAfter.parse(imfDate, now: now)?.components.seconds ?? -1) },
+                    libraryName: "libcurl curl_getdate"),
+                Pair(
+                    name: "host key of a URL", handWritten: { handParsedHostKey(url).utf8.count },
+                    library: { HostKey.of(url).utf8.count }, libraryName: "libcurl curl_url"),
+            ]
 
         var lines = [
             "| operation | hand-written (ns) | library (ns) | library / hand-written | library |",

@@ -8,14 +8,9 @@ public struct ConsoleAsset: Sendable, Equatable {
     public var contentType: String
     /// The file's text.
     public var body: String
+}
 
-    /// Creates an asset.
-    public init(path: String, contentType: String, body: String) {
-        self.path = path
-        self.contentType = contentType
-        self.body = body
-    }
-
+extension ConsoleAsset {
     /// An asset from its embedded bytes (UTF-8 text).
     init(path: String, contentType: String, bytes: [UInt8]) {
         self.init(path: path, contentType: contentType, body: String(decoding: bytes, as: UTF8.self))

@@ -39,17 +39,6 @@ public struct RegistrationWarning: Sendable, Equatable, CustomStringConvertible 
     /// What is wrong, for people.
     public var message: String
 
-    /// Creates a warning.
-    /// - Parameters:
-    ///   - code: The kind.
-    ///   - device: The device, as `namespace/deviceId (platform)`.
-    ///   - message: What is wrong.
-    public init(code: Code, device: String, message: String) {
-        self.code = code
-        self.device = device
-        self.message = message
-    }
-
     /// `warning: device NS/ID (platform) is unreachable: reason`.
     public var description: String { "warning: device \(device) is \(code.rawValue): \(message)" }
 }

@@ -9,10 +9,7 @@ extension Router {
     /// Records a lifecycle event (received, tapped, dismissed, action) against a notification.
     @discardableResult
     public func recordEvent(_ event: ChannelEvent) throws -> LifecycleEvent {
-        let stored = try store.recordEvent(
-            LifecycleEvent(
-                notificationId: event.notificationId, kind: event.kind, actionId: event.actionId,
-                actionData: event.actionData, deviceId: event.deviceId, at: options.clock.now()))
+        let stored = try store.recordEvent(LifecycleEvent(event: event, at: options.clock.now()))
         hub.emit(.lifecycle(stored))
         return stored
     }

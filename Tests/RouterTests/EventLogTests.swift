@@ -41,7 +41,8 @@ import Testing
         try store.suppress(deliveryIds: ["a"], reason: "late", now: Self.t0)
         _ = try store.recordEvent(
             LifecycleEvent(
-                notificationId: "n1", kind: .action, actionId: "approve", actionData: ["k": "v"], deviceId: "d1",
+                event: ChannelEvent(
+                    notificationId: "n1", kind: .action, actionId: "approve", actionData: ["k": "v"], deviceId: "d1"),
                 at: Self.t0))
         let log = try store.eventLog(after: 0, namespaces: nil, limit: 100)
         #expect(log.map(\.kind) == ["notification", "delivery", "delivery", "delivery", "action"])
@@ -103,7 +104,8 @@ import Testing
                 now: Self.t0)
         }
         #expect(throws: StoreError.unknownNotification("nope")) {
-            _ = try store.recordEvent(LifecycleEvent(notificationId: "nope", kind: .tapped, at: Self.t0))
+            _ = try store.recordEvent(
+                LifecycleEvent(event: ChannelEvent(notificationId: "nope", kind: .tapped), at: Self.t0))
         }
         #expect(try store.eventLog(after: 0, namespaces: nil, limit: 10).map(\.kind) == ["notification"])
     }
@@ -112,7 +114,8 @@ import Testing
         let store = try SQLiteStore(path: ":memory:")
         defer { store.close() }
         try store.insertNotification(try Self.notification("old"), steps: [], deliveries: [], now: Self.t0)
-        _ = try store.recordEvent(LifecycleEvent(notificationId: "old", kind: .tapped, at: Self.t0))
+        _ = try store.recordEvent(
+            LifecycleEvent(event: ChannelEvent(notificationId: "old", kind: .tapped), at: Self.t0))
         try store.insertNotification(
             try Self.notification("new"), steps: [], deliveries: [], now: Self.t0.addingTimeInterval(100))
         #expect(try store.purge(before: Self.t0.addingTimeInterval(50)) == 1)

@@ -1,9 +1,10 @@
 import ChannelAPI
 import Foundation
 import HeraldChannels
-import Router
 import RouterTesting
 import Testing
+
+@testable import Router
 
 /// A registration is judged by the channels that will serve the device: the enabled channels of its
 /// namespace's route that serve its platform (issue 14 §3).

@@ -209,7 +209,8 @@ import Testing
         #expect(try store.lastEventSequence() == log.last?.sequence)
         // Lifecycle events join the log; purge takes a notification's entries with it.
         let e = try store.recordEvent(
-            LifecycleEvent(notificationId: "rec", kind: .action, actionId: "ok", deviceId: "d", at: Self.t0))
+            LifecycleEvent(
+                event: ChannelEvent(notificationId: "rec", kind: .action, actionId: "ok", deviceId: "d"), at: Self.t0))
         #expect(try store.events(notificationId: "rec") == [e])
         #expect(
             try store.eventLog(after: log.last?.sequence ?? 0, namespaces: nil, limit: 10).map(\.kind) == ["action"])
@@ -228,9 +229,9 @@ import Testing
         try store.insertNotification(n, steps: Self.all, deliveries: Self.rows(n, count: 1), now: Self.t0)
         let before = try store.lastEventSequence()
         let results = try store.recordEvents([
-            LifecycleEvent(notificationId: "ev", kind: .received, deviceId: "a", at: Self.t0),
-            LifecycleEvent(notificationId: "nope", kind: .received, deviceId: "b", at: Self.t0),
-            LifecycleEvent(notificationId: "ev", kind: .tapped, deviceId: "a", at: Self.t0),
+            LifecycleEvent(event: ChannelEvent(notificationId: "ev", kind: .received, deviceId: "a"), at: Self.t0),
+            LifecycleEvent(event: ChannelEvent(notificationId: "nope", kind: .received, deviceId: "b"), at: Self.t0),
+            LifecycleEvent(event: ChannelEvent(notificationId: "ev", kind: .tapped, deviceId: "a"), at: Self.t0),
         ])
         #expect(results.count == 3)
         let stored = results.compactMap { try? $0.get() }

@@ -109,8 +109,7 @@ public final class APNsChannel: Channel {
         self.random = context.random
         self.logger = context.logger
         self.tokens = APNsTokenProvider(
-            key: key, keyID: configuration.keyID, teamID: configuration.teamID, state: context.state,
-            clock: context.clock, logger: context.logger)
+            key: key, keyID: configuration.keyID, teamID: configuration.teamID, context: context)
     }
 
     /// The provider token in use (a bearer credential), scrubbed from stored results.

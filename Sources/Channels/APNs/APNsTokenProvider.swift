@@ -11,21 +11,15 @@ final class APNsTokenProvider: Sendable {
     let key: P256PrivateKey
     let keyID: String
     let teamID: String
-    let state: any ChannelStateStore
-    let clock: any HeraldClock
-    let logger: ChannelLogger
+    /// The channel's context: its state store (where the token is shared), clock and logger.
+    let context: ChannelContext
     private let memory = Locked<APNsProviderToken?>(nil)
 
-    init(
-        key: P256PrivateKey, keyID: String, teamID: String, state: any ChannelStateStore, clock: any HeraldClock,
-        logger: ChannelLogger
-    ) {
+    init(key: P256PrivateKey, keyID: String, teamID: String, context: ChannelContext) {
         self.key = key
         self.keyID = keyID
         self.teamID = teamID
-        self.state = state
-        self.clock = clock
-        self.logger = logger
+        self.context = context
     }
 
     /// The token to send now. `replacing` is a JWT that APNs called expired.
@@ -33,14 +27,14 @@ final class APNsTokenProvider: Sendable {
     var current: String? { memory.withLock { $0?.jwt } }
 
     func token(replacing: String? = nil) throws(CryptoError) -> APNsProviderToken {
-        let now = clock.now().secondsSince1970
+        let now = context.clock.now().secondsSince1970
         if replacing == nil, let cached = memory.withLock({ $0 }), cached.keyID == keyID, !cached.needsRenewal(at: now)
         {
             return cached
         }
         let token: APNsProviderToken
         do {
-            token = try state.update(APNsTokenProvider.stateKey) {
+            token = try context.state.update(APNsTokenProvider.stateKey) {
                 old throws -> (newValue: [UInt8]?, result: APNsProviderToken) in
                 let stored = old.flatMap { try? JSONValue.parse($0) }.flatMap(APNsProviderToken.init(stateJSON:))
                 switch APNsProviderToken.decide(
@@ -57,7 +51,7 @@ final class APNsTokenProvider: Sendable {
             throw error
         } catch {
             // The store failed: keep working from memory rather than failing every delivery.
-            logger.warning("provider token state unavailable; using an in-memory token", ["error": "\(error)"])
+            context.logger.warning("provider token state unavailable; using an in-memory token", ["error": "\(error)"])
             token = try memoryFallback(now: now, replacing: replacing)
         }
         memory.withLock { $0 = token }

@@ -75,14 +75,13 @@ public struct FCMChannel: Channel {
         self.clock = context.clock
         self.random = context.random
         self.logger = context.logger.withSecrets([account.privateKeyPEM])
-        self.tokens = FCMTokenProvider(
-            account: account, http: context.http, clock: context.clock, state: context.state, logger: self.logger)
+        self.tokens = FCMTokenProvider(account: account, context: context)
     }
 
     /// The service account's private key (whole and line by line) and the access token in use (read
     /// from the shared state), scrubbed from stored results.
     public var secrets: [String] {
-        let token = (try? tokens.state.json(forKey: account.cacheKey)).flatMap(FCMAccessToken.init(stateJSON:))
+        let token = (try? tokens.context.state.json(forKey: account.cacheKey)).flatMap(FCMAccessToken.init(stateJSON:))
         return Redaction.pemSecrets(account.privateKeyPEM) + (token.map { [$0.value] } ?? [])
     }
 

@@ -11,13 +11,6 @@ public struct FCMServiceAccountError: Error, Sendable, Equatable, CustomStringCo
     /// What is wrong, naming the field when there is one.
     public let message: String
 
-    /// Creates an error.
-    public init(file: String, field: String?, _ message: String) {
-        self.file = file
-        self.field = field
-        self.message = message
-    }
-
     /// `service-account file FILE: missing field client_email` and the like.
     public var description: String { "service-account file \(file): \(message)" }
 }
@@ -43,27 +36,30 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
     /// Parses a key file's JSON. `file` is used in error messages only.
     /// - Throws: ``FCMServiceAccountError`` naming the file and the field.
     public init(json bytes: [UInt8], file: String) throws(FCMServiceAccountError) {
+        /// Why `file` cannot be used, at `field` (nil: the file as a whole).
+        func refusal(_ field: String?, _ message: String) -> FCMServiceAccountError {
+            FCMServiceAccountError(file: file, field: field, message: message)
+        }
         let value: JSONValue
         do {
             value = try JSONValue.parse(bytes)
         } catch {
-            throw FCMServiceAccountError(file: file, field: nil, "is not valid JSON (\(error.description))")
+            throw refusal(nil, "is not valid JSON (\(error.description))")
         }
         guard let o = value.objectValue else {
-            throw FCMServiceAccountError(file: file, field: nil, "is not a JSON object")
+            throw refusal(nil, "is not a JSON object")
         }
         func required(_ name: String) throws(FCMServiceAccountError) -> String {
             guard let v = o[name], !v.isNull else {
-                throw FCMServiceAccountError(file: file, field: name, "missing field \(name)")
+                throw refusal(name, "missing field \(name)")
             }
             guard let s = v.stringValue, !s.isEmpty else {
-                throw FCMServiceAccountError(file: file, field: name, "field \(name) must be a non-empty string")
+                throw refusal(name, "field \(name) must be a non-empty string")
             }
             return s
         }
         if let t = o["type"]?.stringValue, t != "service_account" {
-            throw FCMServiceAccountError(
-                file: file, field: "type", "field type is \"\(t)\", expected \"service_account\"")
+            throw refusal("type", "field type is \"\(t)\", expected \"service_account\"")
         }
         let projectId = try required("project_id")
         guard projectId.utf8.count <= 128,
@@ -72,31 +68,28 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
                     && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-.:_".unicodeScalars.contains($0))
             })
         else {
-            throw FCMServiceAccountError(
-                file: file, field: "project_id", "field project_id must be a project id (letters, digits, - . : _)")
+            throw refusal("project_id", "field project_id must be a project id (letters, digits, - . : _)")
         }
         let clientEmail = try required("client_email")
         guard clientEmail.contains("@") else {
-            throw FCMServiceAccountError(
-                file: file, field: "client_email", "field client_email must be an e-mail address")
+            throw refusal("client_email", "field client_email must be an e-mail address")
         }
         let tokenURI = try required("token_uri")
         guard tokenURI.hasPrefix("https://") else {
-            throw FCMServiceAccountError(file: file, field: "token_uri", "field token_uri must be an https URL")
+            throw refusal("token_uri", "field token_uri must be an https URL")
         }
         let pem = try required("private_key")
         do {
             key = try RSAPrivateKey(pemRepresentation: pem)
         } catch {
-            throw FCMServiceAccountError(
-                file: file, field: "private_key",
+            throw refusal(
+                "private_key",
                 "field private_key is not a PEM RSA private key of 2048+ bits (\(error.message))")
         }
         var keyId: String?
         if let v = o["private_key_id"], !v.isNull {
             guard let s = v.stringValue else {
-                throw FCMServiceAccountError(
-                    file: file, field: "private_key_id", "field private_key_id must be a string")
+                throw refusal("private_key_id", "field private_key_id must be a string")
             }
             keyId = s.isEmpty ? nil : s
         }
@@ -111,10 +104,10 @@ public struct FCMServiceAccount: Sendable, CustomStringConvertible {
     /// - Throws: ``FCMServiceAccountError`` when the file is missing, unreadable or invalid.
     public static func load(path: String) throws(FCMServiceAccountError) -> FCMServiceAccount {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw FCMServiceAccountError(file: path, field: nil, "cannot be read (missing or not readable)")
+            throw FCMServiceAccountError(file: path, field: nil, message: "cannot be read (missing or not readable)")
         }
         guard data.count <= 1 << 20 else {
-            throw FCMServiceAccountError(file: path, field: nil, "is larger than 1 MiB")
+            throw FCMServiceAccountError(file: path, field: nil, message: "is larger than 1 MiB")
         }
         return try FCMServiceAccount(json: Array(data), file: path)
     }

@@ -14,9 +14,9 @@ public enum FCMTokenError: Error, Sendable, Equatable {
 /// share one token request.
 public actor FCMTokenProvider {
     let account: FCMServiceAccount
-    let http: any HTTPTransport
-    let clock: any HeraldClock
-    let state: any ChannelStateStore
+    /// The channel's context: its HTTP transport, clock and state store (where the token is shared).
+    let context: ChannelContext
+    /// The channel's logger, which also redacts the account's private key.
     let logger: ChannelLogger
     private var cached: FCMAccessToken?
     private var inFlight: Task<Result<FCMAccessToken, FCMTokenError>, Never>?
@@ -24,22 +24,17 @@ public actor FCMTokenProvider {
     public private(set) var requestsMade = 0
 
     /// Creates a provider.
-    public init(
-        account: FCMServiceAccount, http: any HTTPTransport, clock: any HeraldClock, state: any ChannelStateStore,
-        logger: ChannelLogger
-    ) {
+    public init(account: FCMServiceAccount, context: ChannelContext) {
         self.account = account
-        self.http = http
-        self.clock = clock
-        self.state = state
-        self.logger = logger
+        self.context = context
+        self.logger = context.logger.withSecrets([account.privateKeyPEM])
     }
 
     /// A usable token. `rejecting` is a token the provider just refused (401): if it is still the
     /// current one it is dropped and a new one minted; if another caller already replaced it, the
     /// replacement is returned.
     public func token(rejecting: String? = nil) async -> Result<FCMAccessToken, FCMTokenError> {
-        let now = clock.now()
+        let now = context.clock.now()
         if let rejected = rejecting {
             if cached?.value == rejected { cached = nil }
             if let stored = storedToken(), stored.value == rejected { clearStored(rejected) }
@@ -59,12 +54,12 @@ public actor FCMTokenProvider {
     }
 
     private func storedToken() -> FCMAccessToken? {
-        guard let json = try? state.json(forKey: account.cacheKey) else { return nil }
+        guard let json = try? context.state.json(forKey: account.cacheKey) else { return nil }
         return FCMAccessToken(stateJSON: json)
     }
 
     private func clearStored(_ value: String) {
-        _ = try? state.update(account.cacheKey) { old -> (newValue: [UInt8]?, result: Void) in
+        _ = try? context.state.update(account.cacheKey) { old -> (newValue: [UInt8]?, result: Void) in
             let current = old.flatMap { try? JSONValue.parse($0) }.flatMap { FCMAccessToken(stateJSON: $0) }
             return (current?.value == value ? nil : old, ())
         }
@@ -72,7 +67,7 @@ public actor FCMTokenProvider {
 
     private func mint() async -> Result<FCMAccessToken, FCMTokenError> {
         requestsMade += 1
-        let now = clock.now()
+        let now = context.clock.now()
         let assertion: String
         do {
             assertion = try FCMAssertion.make(for: account, now: now)
@@ -88,17 +83,18 @@ public actor FCMTokenProvider {
             body: FCMAssertion.tokenRequestBody(assertion: assertion), timeout: .seconds(30))
         let response: HTTPResponse
         do {
-            response = try await http.send(request)
+            response = try await context.http.send(request)
         } catch {
             logger.warning("token endpoint unreachable", ["error": error.description])
             return .failure(.unavailable(status: nil, reason: "token endpoint: \(error.description)", retryAfter: nil))
         }
         switch FCMTokenResponse.classify(
-            status: response.status, body: response.body, retryAfter: response.header("retry-after"), now: clock.now())
+            status: response.status, body: response.body, retryAfter: response.header("retry-after"),
+            now: context.clock.now())
         {
         case .token(let token):
             do {
-                try state.setJSON(token.stateJSON, forKey: account.cacheKey)
+                try context.state.setJSON(token.stateJSON, forKey: account.cacheKey)
             } catch {
                 logger.warning("could not keep the access token in the channel state", ["error": "\(error)"])
             }

@@ -10,12 +10,6 @@ public struct TelegramUpdate: Sendable, Equatable {
     /// `callback_query`, when the update is a button press.
     public var callbackQuery: TelegramCallbackQuery?
 
-    /// Creates an update.
-    public init(updateId: Int, callbackQuery: TelegramCallbackQuery? = nil) {
-        self.updateId = updateId
-        self.callbackQuery = callbackQuery
-    }
-
     /// Parses a webhook body: one JSON `Update` object.
     public static func parse(_ body: [UInt8]) -> Result<TelegramUpdate, TelegramUpdateError> {
         let json: JSONValue
@@ -55,19 +49,6 @@ public struct TelegramCallbackQuery: Sendable, Equatable {
     public var fromId: String?
     /// `from.username`, without `@`.
     public var fromUsername: String?
-
-    /// Creates a callback query.
-    public init(
-        id: String, data: String, chatId: Int64? = nil, messageId: Int? = nil, fromId: String? = nil,
-        fromUsername: String? = nil
-    ) {
-        self.id = id
-        self.data = data
-        self.chatId = chatId
-        self.messageId = messageId
-        self.fromId = fromId
-        self.fromUsername = fromUsername
-    }
 
     /// Who pressed: `@username`, else the user id, else `unknown`.
     public var person: String {
@@ -117,12 +98,6 @@ public struct TelegramUpdateError: Error, Sendable, Equatable, CustomStringConve
     public var code: Code
     /// A human explanation.
     public var message: String
-
-    /// Creates an error.
-    public init(code: Code, message: String) {
-        self.code = code
-        self.message = message
-    }
 
     /// `code: message`.
     public var description: String { "\(code.rawValue): \(message)" }

@@ -14,11 +14,8 @@ import HeraldSync
 public struct WebPushChannel: Channel, VAPIDKeyProviding {
     /// The checked configuration.
     public let settings: WebPushSettings
-    let http: any HTTPTransport
-    let clock: any HeraldClock
-    let random: any RandomSource
-    let logger: ChannelLogger
-    let state: any ChannelStateStore
+    /// What the router lends the channel: HTTP, clock, randomness, logger and the state (VAPID keys).
+    let context: ChannelContext
     let tokens = VAPIDTokenCache()
     let ringCache = RingCache()
     let subscriptions = SubscriptionCache()
@@ -36,43 +33,44 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     /// Creates the channel. Does no I/O: the VAPID key pair is created on first use.
     public init(settings: WebPushSettings, context: ChannelContext) {
         self.settings = settings
-        self.http = context.http
-        self.clock = context.clock
-        self.random = context.random
-        self.logger = context.logger
-        self.state = context.state
+        self.context = context
     }
 
     // MARK: VAPID keys
 
     /// The newest VAPID public key (base64url, 65-byte point) for `PushManager.subscribe`.
     public func applicationServerKey() throws -> String {
-        try VAPIDKeyRing.loadOrCreate(from: state, now: clock.now().secondsSince1970).newest.applicationServerKey
+        try storedRing().newest.applicationServerKey
     }
 
     /// Adds a new newest VAPID key and returns its public key; older keys keep signing.
     public func rotateApplicationServerKey() throws -> String {
-        let ring = try VAPIDKeyRing.rotate(in: state, now: clock.now().secondsSince1970)
-        logger.info("VAPID key rotated", ["vapidKeyId": ring.newest.id, "keys": String(ring.keys.count)])
+        let ring = try VAPIDKeyRing.rotate(in: context.state, now: context.clock.now().secondsSince1970)
+        context.logger.info("VAPID key rotated", ["vapidKeyId": ring.newest.id, "keys": String(ring.keys.count)])
         return ring.newest.applicationServerKey
     }
 
     /// Every VAPID key, oldest first (ids and public keys only).
     public func vapidKeys() throws -> [(id: String, applicationServerKey: String, createdAt: Int64)] {
-        try VAPIDKeyRing.loadOrCreate(from: state, now: clock.now().secondsSince1970).keys.map {
+        try storedRing().keys.map {
             ($0.id, $0.applicationServerKey, $0.createdAt)
         }
+    }
+
+    /// The key ring in the channel state, created with one key on first use.
+    func storedRing() throws(WebPushError) -> VAPIDKeyRing {
+        try VAPIDKeyRing.loadOrCreate(from: context.state, now: context.clock.now().secondsSince1970)
     }
 
     /// The ring for a delivery batch: re-read from the state (another process may have rotated it),
     /// re-parsed only when the stored bytes changed.
     func currentRing() throws(WebPushError) -> VAPIDKeyRing {
         let stored: [UInt8]?
-        do { stored = try state.value(forKey: VAPIDKeyRing.stateKey) } catch {
+        do { stored = try context.state.value(forKey: VAPIDKeyRing.stateKey) } catch {
             throw WebPushError("cannot read the VAPID keys from the channel state: \(error)")
         }
         if let stored, let cached = ringCache.value.withLock({ $0 }), cached.bytes == stored { return cached.ring }
-        let ring = try VAPIDKeyRing.loadOrCreate(from: state, now: clock.now().secondsSince1970)
+        let ring = try storedRing()
         ringCache.value.withLock { $0 = (stored ?? ring.encoded, ring) }
         return ring
     }
@@ -84,8 +82,10 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     public func validateRegistration(_ device: Device) async throws(ValidationError) -> Device {
         let sub = try WebPushSubscription(device: device, allowHosts: settings.allowHosts)
         let ring: VAPIDKeyRing
-        do { ring = try VAPIDKeyRing.loadOrCreate(from: state, now: clock.now().secondsSince1970) } catch {
-            logger.error("VAPID keys unusable; refusing web registrations", ["reason": error.message])
+        do {
+            ring = try storedRing()
+        } catch {
+            context.logger.error("VAPID keys unusable; refusing web registrations", ["reason": error.message])
             throw ValidationError(field: "vapidKeyId", "the channel's VAPID keys are unusable: \(error.message)")
         }
         var out = device
@@ -109,7 +109,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     public func deliver(_ request: DeliveryRequest) async -> [DeliveryResult] {
         let ring: VAPIDKeyRing
         do { ring = try currentRing() } catch {
-            logger.error("VAPID keys unusable; not sending", ["reason": error.message])
+            context.logger.error("VAPID keys unusable; not sending", ["reason": error.message])
             return request.targets.map { .failed($0, reason: error.message) }
         }
         let n = request.notification
@@ -182,11 +182,12 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
                 throw WebPushError("cannot create an ephemeral key: \(error.message)")
             }
             body = try WebPushEncryptor.encrypt(
-                plaintext, to: sub.key, ephemeralKey: ephemeral, salt: random.bytes(16), paddedLength: recordLength)
+                plaintext, to: sub.key, ephemeralKey: ephemeral, salt: context.random.bytes(16),
+                paddedLength: recordLength)
             do {
                 authorization = try tokens.authorization(
                     audience: audience, key: key, subject: settings.subject, lifetime: settings.expiration,
-                    now: clock.now())
+                    now: context.clock.now())
             } catch { throw WebPushError("cannot sign the VAPID token: \(error.message)") }
         } catch {
             return .failure(.init(.failed(target, reason: error.message)))
@@ -225,7 +226,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
         _ targets: [DeliveryTarget], ring: VAPIDKeyRing, payload: WebPushPayload.Template, headers: [HTTPHeader]
     ) async -> [DeliveryResult] {
         await DeliveryBatch.deliver(
-            targets, over: http, maxInFlight: targets.count,
+            targets, over: context.http, maxInFlight: targets.count,
             prepare: { target in
                 switch prepare(target, ring: ring, payload: payload, headers: headers) {
                 case .success(let p): return .send(p.request, p)
@@ -239,7 +240,7 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
     func classify(
         _ target: DeliveryTarget, _ prepared: Prepared, _ answered: Result<HTTPResponse, HTTPError>
     ) -> DeliveryResult {
-        let log = logger.withSecrets(prepared.secrets)
+        let log = context.logger.withSecrets(prepared.secrets)
         let deviceId = target.device?.deviceId ?? ""
         let response: HTTPResponse
         switch answered {
@@ -252,7 +253,8 @@ public struct WebPushChannel: Channel, VAPIDKeyProviding {
             return .retry(target, reason: "transport: \(text)")
         }
         switch WebPushResponse.classify(
-            status: response.status, body: response.body, retryAfter: response.header("retry-after"), now: clock.now())
+            status: response.status, body: response.body, retryAfter: response.header("retry-after"),
+            now: context.clock.now())
         {
         case .delivered:
             return .delivered(target, status: response.status, providerMessageId: response.header("location"))

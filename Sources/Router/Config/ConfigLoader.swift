@@ -103,7 +103,7 @@ public enum ConfigLoader {
         do {
             root = try YAMLParser.parse(text)
         } catch {
-            throw ConfigError(file: file, mark: error.mark.map(ConfigMark.init), error.message)
+            throw ConfigError(file: file, mark: error.mark, error.message)
         }
         guard let root else { throw ConfigError(file: file, mark: nil, "the config is empty") }
         let top = ConfigNode(

@@ -8,11 +8,7 @@ extension Router {
     /// every event fails with that error.
     public func recordEvents(batch events: [ChannelEvent]) -> [Result<LifecycleEvent, any Error>] {
         let now = options.clock.now()
-        let records = events.map { e in
-            LifecycleEvent(
-                notificationId: e.notificationId, kind: e.kind, actionId: e.actionId, actionData: e.actionData,
-                deviceId: e.deviceId, at: now)
-        }
+        let records = events.map { LifecycleEvent(event: $0, at: now) }
         let results: [Result<LifecycleEvent, any Error>]
         do {
             results = try store.recordEvents(records)

@@ -63,17 +63,6 @@ public struct UnreachableDevice: Sendable, Equatable {
     public var platform: String
     /// Why no channel serves it.
     public var reason: String
-
-    /// Creates a value.
-    /// - Parameters:
-    ///   - deviceId: The device id.
-    ///   - platform: Its platform.
-    ///   - reason: Why no channel serves it.
-    public init(deviceId: String, platform: String, reason: String) {
-        self.deviceId = deviceId
-        self.platform = platform
-        self.reason = reason
-    }
 }
 
 /// One channel of a step and the devices it would reach.

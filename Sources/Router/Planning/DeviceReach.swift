@@ -14,17 +14,6 @@ public struct DeviceReach: Sendable, Equatable {
     /// Why no channel serves the device; nil when ``channels`` is not empty.
     public var unreachableReason: String?
 
-    /// Creates a value.
-    /// - Parameters:
-    ///   - route: The route judged.
-    ///   - channels: The channels that serve the device.
-    ///   - unreachableReason: Why none does, if none does.
-    public init(route: String, channels: [String], unreachableReason: String? = nil) {
-        self.route = route
-        self.channels = channels
-        self.unreachableReason = unreachableReason
-    }
-
     /// Whether at least one channel will serve the device.
     public var isReachable: Bool { !channels.isEmpty }
 }

@@ -93,12 +93,6 @@ public struct OutboxLease: Sendable, Equatable {
     public var owner: String
     /// When the lease runs out unless the sender claims (and so renews) the rows first.
     public var until: Date
-
-    /// Creates a lease.
-    public init(owner: String, until: Date) {
-        self.owner = owner
-        self.until = until
-    }
 }
 
 /// How many deliveries of one (step, channel) of a notification are in one state: what the executor

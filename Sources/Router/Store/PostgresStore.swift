@@ -71,54 +71,27 @@ public final class PostgresStore: HeraldStore {
     static var newestVersion: Int { migrations.count }
 
     static let migrations: [String] = [
-        """
-        CREATE TABLE devices(
-          namespace TEXT NOT NULL, device_id TEXT NOT NULL, platform TEXT NOT NULL,
-          address TEXT, fields TEXT NOT NULL, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL,
-          PRIMARY KEY(namespace, device_id, platform));
-        CREATE INDEX devices_address ON devices(address);
-        CREATE TABLE notifications(
-          id TEXT PRIMARY KEY, namespace TEXT NOT NULL, type TEXT NOT NULL, tag TEXT,
-          body TEXT NOT NULL, steps TEXT NOT NULL DEFAULT '[]', created_at BIGINT NOT NULL,
-          ord BIGSERIAL NOT NULL);
-        CREATE INDEX notifications_namespace ON notifications(namespace, created_at);
-        CREATE INDEX notifications_created ON notifications(created_at);
-        CREATE TABLE deliveries(
-          id TEXT PRIMARY KEY,
-          notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
-          step INTEGER NOT NULL, position INTEGER NOT NULL, channel TEXT NOT NULL,
-          device_id TEXT, platform TEXT, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
-          next_attempt_at BIGINT, status INTEGER, reason TEXT, provider_id TEXT, details TEXT,
-          lease_owner TEXT, lease_until BIGINT, updated_at BIGINT NOT NULL);
-        CREATE INDEX deliveries_notification ON deliveries(notification_id, step, channel);
-        CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE state = 'retry';
-        CREATE INDEX deliveries_pending ON deliveries(notification_id) WHERE state = 'pending';
-        CREATE INDEX deliveries_lease_owner ON deliveries(lease_owner) WHERE lease_owner IS NOT NULL;
-        CREATE TABLE attempts(
-          delivery_id TEXT NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
-          attempt INTEGER NOT NULL, at BIGINT NOT NULL, outcome TEXT NOT NULL, status INTEGER, reason TEXT,
-          PRIMARY KEY(delivery_id, attempt));
-        CREATE TABLE events(
-          id BIGSERIAL PRIMARY KEY,
-          notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
-          kind TEXT NOT NULL, action_id TEXT, action_data TEXT, device_id TEXT, at BIGINT NOT NULL);
-        CREATE INDEX events_notification ON events(notification_id);
-        CREATE TABLE channel_state(
-          channel TEXT NOT NULL, key TEXT NOT NULL, value BYTEA, updated_at BIGINT NOT NULL,
-          PRIMARY KEY(channel, key));
-        CREATE TABLE badge_tags(
-          namespace TEXT NOT NULL, tag TEXT NOT NULL, at BIGINT NOT NULL, PRIMARY KEY(namespace, tag));
-        CREATE TABLE cooldowns(
-          namespace TEXT NOT NULL, step_key TEXT NOT NULL, tag TEXT NOT NULL, at BIGINT NOT NULL,
-          PRIMARY KEY(namespace, step_key, tag));
-        CREATE SEQUENCE event_log_sequence;
-        CREATE TABLE event_log(
-          sequence BIGINT PRIMARY KEY, namespace TEXT NOT NULL, kind TEXT NOT NULL,
-          notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
-          data TEXT NOT NULL, created_at BIGINT NOT NULL);
-        CREATE INDEX event_log_namespace ON event_log(namespace, sequence);
-        CREATE INDEX event_log_notification ON event_log(notification_id);
-        """,
+        StoreSchema.postgres.devices
+            + """
+            CREATE TABLE notifications(
+              id TEXT PRIMARY KEY, namespace TEXT NOT NULL, type TEXT NOT NULL, tag TEXT,
+              body TEXT NOT NULL, steps TEXT NOT NULL DEFAULT '[]', created_at BIGINT NOT NULL,
+              ord BIGSERIAL NOT NULL);
+            CREATE INDEX notifications_namespace ON notifications(namespace, created_at);
+            CREATE INDEX notifications_created ON notifications(created_at);
+
+            """ + StoreSchema.postgres.deliveryTables
+                + """
+                CREATE INDEX deliveries_pending ON deliveries(notification_id) WHERE state = 'pending';
+                CREATE INDEX deliveries_lease_owner ON deliveries(lease_owner) WHERE lease_owner IS NOT NULL;
+                CREATE SEQUENCE event_log_sequence;
+                CREATE TABLE event_log(
+                  sequence BIGINT PRIMARY KEY, namespace TEXT NOT NULL, kind TEXT NOT NULL,
+                  notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+                  data TEXT NOT NULL, created_at BIGINT NOT NULL);
+                CREATE INDEX event_log_namespace ON event_log(namespace, sequence);
+                CREATE INDEX event_log_notification ON event_log(notification_id);
+                """,
         // 2: the batched drain claims pending rows in id order and checks earlier steps by index
         // (claimPendingBatch).
         """

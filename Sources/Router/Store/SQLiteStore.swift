@@ -288,43 +288,14 @@ public final class SQLiteStore: HeraldStore {
     static let migrations: [SQLiteMigration] = [
         SQLiteMigration(
             version: 1,
-            sql: """
-                CREATE TABLE devices(
-                  namespace TEXT NOT NULL, device_id TEXT NOT NULL, platform TEXT NOT NULL,
-                  address TEXT, fields TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
-                  PRIMARY KEY(namespace, device_id, platform));
-                CREATE INDEX devices_address ON devices(address);
+            sql: StoreSchema.sqlite.devices
+                + """
                 CREATE TABLE notifications(
                   id TEXT PRIMARY KEY, namespace TEXT NOT NULL, type TEXT NOT NULL, tag TEXT,
                   body TEXT NOT NULL, steps TEXT NOT NULL DEFAULT '[]', created_at INTEGER NOT NULL);
                 CREATE INDEX notifications_namespace ON notifications(namespace, created_at);
-                CREATE TABLE deliveries(
-                  id TEXT PRIMARY KEY,
-                  notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
-                  step INTEGER NOT NULL, position INTEGER NOT NULL, channel TEXT NOT NULL,
-                  device_id TEXT, platform TEXT, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
-                  next_attempt_at INTEGER, status INTEGER, reason TEXT, provider_id TEXT, details TEXT,
-                  lease_owner TEXT, lease_until INTEGER, updated_at INTEGER NOT NULL);
-                CREATE INDEX deliveries_notification ON deliveries(notification_id, step, channel);
-                CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE state = 'retry';
-                CREATE TABLE attempts(
-                  delivery_id TEXT NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
-                  attempt INTEGER NOT NULL, at INTEGER NOT NULL, outcome TEXT NOT NULL, status INTEGER, reason TEXT,
-                  PRIMARY KEY(delivery_id, attempt));
-                CREATE TABLE events(
-                  id INTEGER PRIMARY KEY AUTOINCREMENT,
-                  notification_id TEXT NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
-                  kind TEXT NOT NULL, action_id TEXT, action_data TEXT, device_id TEXT, at INTEGER NOT NULL);
-                CREATE INDEX events_notification ON events(notification_id);
-                CREATE TABLE channel_state(
-                  channel TEXT NOT NULL, key TEXT NOT NULL, value BLOB, updated_at INTEGER NOT NULL,
-                  PRIMARY KEY(channel, key));
-                CREATE TABLE badge_tags(
-                  namespace TEXT NOT NULL, tag TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY(namespace, tag));
-                CREATE TABLE cooldowns(
-                  namespace TEXT NOT NULL, step_key TEXT NOT NULL, tag TEXT NOT NULL, at INTEGER NOT NULL,
-                  PRIMARY KEY(namespace, step_key, tag));
-                """),
+
+                """ + StoreSchema.sqlite.deliveryTables),
         // The event log `herald serve` streams (GET /v1/events): written in the transactions of the
         // changes it reports, so its sequence is the commit order.
         SQLiteMigration(

@@ -169,45 +169,32 @@ public struct AttemptRecord: Sendable {
     }
 }
 
-/// A lifecycle event recorded against a notification (Home Assistant unification proposal).
+/// A lifecycle event recorded against a notification (Home Assistant unification proposal): a
+/// ``ChannelEvent`` with its row id and when it was recorded. The event's fields read as its own
+/// (`recorded.kind`, `recorded.actionId`).
+@dynamicMemberLookup
 public struct LifecycleEvent: Sendable, Equatable {
-    /// Row id.
-    public var id: Int64
-    /// The notification.
-    public var notificationId: String
-    /// received | tapped | dismissed | action.
-    public var kind: ChannelEvent.Kind
-    /// For `action`.
-    public var actionId: String?
-    /// Free data.
-    public var actionData: [String: String]
-    /// The device, if known.
-    public var deviceId: String?
+    /// Row id (0 before the store assigns it).
+    public var id: Int64 = 0
+    /// The event: notification, kind (received | tapped | dismissed | action), action and device.
+    public var event: ChannelEvent
     /// When.
     public var at: Date
 
-    /// Creates an event.
-    public init(
-        id: Int64 = 0, notificationId: String, kind: ChannelEvent.Kind, actionId: String? = nil,
-        actionData: [String: String] = [:], deviceId: String? = nil, at: Date
-    ) {
-        self.id = id
-        self.notificationId = notificationId
-        self.kind = kind
-        self.actionId = actionId
-        self.actionData = actionData
-        self.deviceId = deviceId
-        self.at = at
+    /// A field of ``event``.
+    public subscript<T>(dynamicMember keyPath: WritableKeyPath<ChannelEvent, T>) -> T {
+        get { event[keyPath: keyPath] }
+        set { event[keyPath: keyPath] = newValue }
     }
 
     /// JSON for history output.
     public var json: JSONValue {
         var o: [String: JSONValue] = [
-            "kind": .string(kind.rawValue), "at": .string(ISO8601Time.string(at)),
+            "kind": .string(event.kind.rawValue), "at": .string(ISO8601Time.string(at)),
         ]
-        if let actionId { o["actionId"] = .string(actionId) }
-        if !actionData.isEmpty { o["actionData"] = .object(actionData.mapValues { .string($0) }) }
-        if let deviceId { o["deviceId"] = .string(deviceId) }
+        if let actionId = event.actionId { o["actionId"] = .string(actionId) }
+        if !event.actionData.isEmpty { o["actionData"] = .object(event.actionData.mapValues { .string($0) }) }
+        if let deviceId = event.deviceId { o["deviceId"] = .string(deviceId) }
         return .object(o)
     }
 }

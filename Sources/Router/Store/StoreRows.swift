@@ -59,9 +59,10 @@ extension SQLRow {
         if let d = string("action_data"), let o = try? JSONValue.parse(d).objectValue {
             for (k, v) in o { data[k] = v.stringValue ?? "" }
         }
-        return LifecycleEvent(
-            id: int("id") ?? 0, notificationId: notificationId, kind: kind, actionId: string("action_id"),
-            actionData: data, deviceId: string("device_id"), at: at)
+        let event = ChannelEvent(
+            notificationId: notificationId, kind: kind, actionId: string("action_id"), actionData: data,
+            deviceId: string("device_id"))
+        return LifecycleEvent(id: int("id") ?? 0, event: event, at: at)
     }
 
     /// An `event_log` row.
@@ -126,9 +127,9 @@ extension AttemptRecord {
 }
 
 extension LifecycleEvent {
-    /// The stored text of ``actionData`` (canonical JSON), or `nil` when there is none.
+    /// The stored text of the event's `actionData` (canonical JSON), or `nil` when there is none.
     var actionDataText: String? {
-        actionData.isEmpty ? nil : JSONValue.object(actionData.mapValues { .string($0) }).canonicalString
+        event.actionData.isEmpty ? nil : JSONValue.object(event.actionData.mapValues { .string($0) }).canonicalString
     }
 }
 

@@ -29,16 +29,26 @@ public enum AESGCM {
             status = sealInto(ctx, plaintext, out)
             initialized = status == 1 ? out.count : 0
         }
-        if status == 1 {
-            OpenSSL.cipherContexts.give(ctx)
-            return output
+        return try finish(ctx, status: status, output) { status in
+            switch status {
+            case -1: OpenSSL.error("EVP_EncryptUpdate")
+            case -2: OpenSSL.error("EVP_EncryptFinal_ex")
+            default: OpenSSL.error("EVP_CIPHER_CTX_ctrl", .openssl, "cannot read the GCM tag")
+            }
         }
-        OpenSSL.cipherContexts.discard(ctx)
-        switch status {
-        case -1: throw OpenSSL.error("EVP_EncryptUpdate")
-        case -2: throw OpenSSL.error("EVP_EncryptFinal_ex")
-        default: throw OpenSSL.error("EVP_CIPHER_CTX_ctrl", .openssl, "cannot read the GCM tag")
+    }
+
+    /// Gives the context back to the pool and returns `output` when `status` is 1; otherwise discards the
+    /// context and throws the error `failure` names for the failed step.
+    private static func finish(
+        _ ctx: OpaquePointer, status: Int32, _ output: [UInt8], _ failure: (Int32) -> CryptoError
+    ) throws(CryptoError) -> [UInt8] {
+        guard status == 1 else {
+            OpenSSL.cipherContexts.discard(ctx)
+            throw failure(status)
         }
+        OpenSSL.cipherContexts.give(ctx)
+        return output
     }
 
     /// Encrypts `plaintext` into `out` (`plaintext.count + tagLength` bytes) and appends the tag; returns 1 on
@@ -96,16 +106,12 @@ public enum AESGCM {
                 }
             }
         }
-        if status == 1 {
-            OpenSSL.cipherContexts.give(ctx)
-            return output
-        }
-        OpenSSL.cipherContexts.discard(ctx)
-        switch status {
-        case -1: throw OpenSSL.error("EVP_DecryptUpdate")
-        case -2: throw OpenSSL.error("EVP_CIPHER_CTX_ctrl", .openssl, "cannot set the GCM tag")
-        default:
-            throw OpenSSL.error("EVP_DecryptFinal_ex", .authenticationFailed, "AES-GCM authentication tag mismatch")
+        return try finish(ctx, status: status, output) { status in
+            switch status {
+            case -1: OpenSSL.error("EVP_DecryptUpdate")
+            case -2: OpenSSL.error("EVP_CIPHER_CTX_ctrl", .openssl, "cannot set the GCM tag")
+            default: OpenSSL.error("EVP_DecryptFinal_ex", .authenticationFailed, "AES-GCM authentication tag mismatch")
+            }
         }
     }
 

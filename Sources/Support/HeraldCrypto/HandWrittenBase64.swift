@@ -110,17 +110,11 @@ package enum HandWrittenBase64 {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = character - UInt8(ascii: "A")
             case UInt8(ascii: "a")...UInt8(ascii: "z"): value = character - UInt8(ascii: "a") + 26
             case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0") + 52
-            case UInt8(ascii: "+") where alphabet != .url:
-                value = 62
+            case UInt8(ascii: "+") where alphabet != .url, UInt8(ascii: "/") where alphabet != .url:
+                value = character == UInt8(ascii: "+") ? 62 : 63
                 sawStandard = true
-            case UInt8(ascii: "/") where alphabet != .url:
-                value = 63
-                sawStandard = true
-            case UInt8(ascii: "-") where alphabet != .standard:
-                value = 62
-                sawURL = true
-            case UInt8(ascii: "_") where alphabet != .standard:
-                value = 63
+            case UInt8(ascii: "-") where alphabet != .standard, UInt8(ascii: "_") where alphabet != .standard:
+                value = character == UInt8(ascii: "-") ? 62 : 63
                 sawURL = true
             default:
                 throw failure("invalid character at offset \(offset)")

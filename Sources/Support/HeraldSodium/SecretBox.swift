@@ -29,17 +29,8 @@ public enum SecretBox {
         var out = [UInt8](repeating: 0, count: plaintext.count + macLength)
         // A one-byte dummy stands in for an empty plaintext, whose buffer may have no base address.
         let input = plaintext.isEmpty ? [0] : plaintext
-        let rc = out.withUnsafeMutableBufferPointer { o in
-            input.withUnsafeBufferPointer { m in
-                nonce.withUnsafeBufferPointer { n in
-                    key.withUnsafeBufferPointer { k -> Int32 in
-                        // Every buffer is non-empty here (lengths checked above), so the addresses exist.
-                        guard let o = o.baseAddress, let m = m.baseAddress, let n = n.baseAddress, let k = k.baseAddress
-                        else { return -1 }
-                        return crypto_secretbox_easy(o, m, UInt64(plaintext.count), n, k)
-                    }
-                }
-            }
+        let rc = withAddresses(&out, input, nonce, key) { o, m, n, k in
+            crypto_secretbox_easy(o, m, UInt64(plaintext.count), n, k)
         }
         guard rc == 0 else { throw SodiumError(code: .sodium, call: call, message: "returned \(rc)") }
         return out
@@ -65,17 +56,8 @@ public enum SecretBox {
         }
         // One spare byte keeps the output buffer non-empty for an empty plaintext.
         var out = [UInt8](repeating: 0, count: box.count - macLength + 1)
-        let rc = out.withUnsafeMutableBufferPointer { o in
-            box.withUnsafeBufferPointer { c in
-                nonce.withUnsafeBufferPointer { n in
-                    key.withUnsafeBufferPointer { k -> Int32 in
-                        // Every buffer is non-empty here (lengths checked above), so the addresses exist.
-                        guard let o = o.baseAddress, let c = c.baseAddress, let n = n.baseAddress, let k = k.baseAddress
-                        else { return -1 }
-                        return crypto_secretbox_open_easy(o, c, UInt64(box.count), n, k)
-                    }
-                }
-            }
+        let rc = withAddresses(&out, box, nonce, key) { o, c, n, k in
+            crypto_secretbox_open_easy(o, c, UInt64(box.count), n, k)
         }
         guard rc == 0 else {
             throw SodiumError(
@@ -94,6 +76,27 @@ public enum SecretBox {
         guard nonce.count == nonceLength else {
             throw SodiumError(
                 code: .invalidNonce, call: call, message: "nonce is \(nonce.count) bytes, expected \(nonceLength)")
+        }
+    }
+
+    /// Calls `body` with the base addresses of the output, input, nonce and key buffers; -1 when one has
+    /// none. Every buffer is non-empty at the callers (lengths checked, a spare byte for empty data), so
+    /// the addresses exist.
+    private static func withAddresses(
+        _ out: inout [UInt8], _ input: [UInt8], _ nonce: [UInt8], _ key: [UInt8],
+        _ body: (UnsafeMutablePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>) ->
+            Int32
+    ) -> Int32 {
+        out.withUnsafeMutableBufferPointer { o in
+            input.withUnsafeBufferPointer { i in
+                nonce.withUnsafeBufferPointer { n in
+                    key.withUnsafeBufferPointer { k -> Int32 in
+                        guard let o = o.baseAddress, let i = i.baseAddress, let n = n.baseAddress, let k = k.baseAddress
+                        else { return -1 }
+                        return body(o, i, n, k)
+                    }
+                }
+            }
         }
     }
 }

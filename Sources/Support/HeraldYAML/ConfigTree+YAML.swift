@@ -1,10 +1,5 @@
 import ChannelAPI
 
-extension ConfigMark {
-    /// The position of a YAML mark.
-    public init(_ mark: YAMLMark) { self.init(line: mark.line, column: mark.column) }
-}
-
 extension ConfigTree {
     /// The config tree of a parsed YAML node: scalars keep their text and YAML's null test, mappings
     /// and sequences their order, every node its position.
@@ -15,7 +10,7 @@ extension ConfigTree {
         case .sequence(let items): kind = .sequence(items.map(ConfigTree.init))
         case .mapping(let pairs): kind = .mapping(pairs.map { (ConfigTree($0.key), ConfigTree($0.value)) })
         }
-        self.init(kind: kind, mark: ConfigMark(yaml.mark))
+        self.init(kind: kind, mark: yaml.mark)
     }
 }
 

@@ -56,10 +56,10 @@ struct APNsProviderTokenTests {
         let key = try P256PrivateKey()
         let state = InMemoryChannelState()
         let clock = ManualClock()
-        let logger = ChannelLogger(source: "apns", sink: RecordingLogSink(), clock: clock)
+        let context = APNsTestSupport.context(http: ScriptedTransport(), clock: clock, state: state)
         // Two providers on one state store stand for two short-lived `herald` processes.
-        let a = APNsTokenProvider(key: key, keyID: "K", teamID: "T", state: state, clock: clock, logger: logger)
-        let b = APNsTokenProvider(key: key, keyID: "K", teamID: "T", state: state, clock: clock, logger: logger)
+        let a = APNsTokenProvider(key: key, keyID: "K", teamID: "T", context: context)
+        let b = APNsTokenProvider(key: key, keyID: "K", teamID: "T", context: context)
         let first = try a.token()
         #expect(try b.token() == first)
         #expect(state.keys == [APNsTokenProvider.stateKey])
