@@ -44,33 +44,7 @@ struct RelayRig {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("herald-relay-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let p8 = home + "/AuthKey.p8"
-        try P256PrivateKey().pemRepresentation.write(toFile: p8, atomically: true, encoding: .utf8)
-        let fcmChannel =
-            fcm
-            ? "  fcm: { type: fcm, service-account: \(try fcmAccount(home, apns)), endpoint: \"\(apns.baseURL)\" }\n"
-            : ""
-        let apnsKeys =
-            "type: apns, key-p8: \(p8), key-id: TESTKEY123, team-id: TEAM123456, topic: com.example.app"
-        let text = """
-            version: 1
-            store: \(store ?? "{ path: \(home)/relay.db }")
-            tls: { ca-file: \(apns.caFile) }
-            channels:
-              apns: { \(apnsKeys), endpoints: { production: "\(apns.baseURL)", sandbox: "\(apns.baseURL)/sandbox" } }
-              direct: { \(apnsKeys), encryption: hapi-v1, endpoints: { production: "\(apns.baseURL)" } }
-            \(fcmChannel)routes:
-              default: []
-              namespaces:
-                direct:
-                  - deliver: [direct]
-            server:
-              tokens:
-                - { name: hub, sha256: \(TokenAuthenticator.sha256Hex(of: relayToken)), scopes: [relay] }
-                - { name: reader, sha256: \(TokenAuthenticator.sha256Hex(of: readToken)), namespaces: ["*"], scopes: [read] }
-            \(tls ? "  tls: { cert: \(try selfSigned(home)), key: \(home)/tls-key.pem }\n" : "")  relays:
-            \(relays)
-            """
+        let text = try relayConfig(home: home, apns: apns, relays: relays, store: store, fcm: fcm, tls: tls)
         let config = try ConfigLoader.parse(text, registry: HeraldChannels.registry)
         var serverConfig = try ServerConfig(config)
         serverConfig.port = 0
@@ -194,8 +168,81 @@ struct RelayRig {
         }
     }
 
+    /// The relay's (B's) config in `home`: its store (`store`, else SQLite in `home`), an `apns` channel
+    /// (and a hapi-v1 `direct` one) on the fake, the API tokens `relayToken` and `readToken`, and
+    /// `server.relays` (`relays`, indented by four spaces). `herald serve` processes use it too
+    /// (``processes(relays:url:_:)``), with `listen` set.
+    static func relayConfig(
+        home: String, apns: FakeHTTPServer, relays: String, store: String? = nil, fcm: Bool = false, tls: Bool = false,
+        listen: String? = nil
+    ) throws -> String {
+        let p8 = home + "/AuthKey.p8"
+        try P256PrivateKey().pemRepresentation.write(toFile: p8, atomically: true, encoding: .utf8)
+        let fcmChannel =
+            fcm
+            ? "  fcm: { type: fcm, service-account: \(try fcmAccount(home, apns)), endpoint: \"\(apns.baseURL)\" }\n"
+            : ""
+        let apnsKeys =
+            "type: apns, key-p8: \(p8), key-id: TESTKEY123, team-id: TEAM123456, topic: com.example.app"
+        return """
+            version: 1
+            store: \(store ?? "{ path: \(home)/relay.db }")
+            tls: { ca-file: \(apns.caFile) }
+            channels:
+              apns: { \(apnsKeys), endpoints: { production: "\(apns.baseURL)", sandbox: "\(apns.baseURL)/sandbox" } }
+              direct: { \(apnsKeys), encryption: hapi-v1, endpoints: { production: "\(apns.baseURL)" } }
+            \(fcmChannel)routes:
+              default: []
+              namespaces:
+                direct:
+                  - deliver: [direct]
+            server:
+            \(listen.map { "  listen: \($0)\n" } ?? "")  tokens:
+                - { name: hub, sha256: \(TokenAuthenticator.sha256Hex(of: relayToken)), scopes: [relay] }
+                - { name: reader, sha256: \(TokenAuthenticator.sha256Hex(of: readToken)), namespaces: ["*"], scopes: [read] }
+            \(tls ? "  tls: { cert: \(try selfSigned(home)), key: \(home)/tls-key.pem }\n" : "")  relays:
+            \(relays)
+            """
+    }
+
+    /// Two `herald serve` processes with `relays` on the PostgreSQL database `url`, their `apns`
+    /// channels on one fake APNs: the scale-out of docs/relay-server.md with real processes.
+    static func processes(
+        relays: String, url: String, _ body: (ServeProcess, ServeProcess, FakeHTTPServer) async throws -> Void
+    ) async throws {
+        try await withFakeHTTPServer { apns in
+            let make = {
+                try ServeProcess { home, listen in
+                    (try? relayConfig(
+                        home: home, apns: apns, relays: relays, store: "{ url: \"\(url)\" }", listen: listen))
+                        ?? ""
+                }
+            }
+            let one = try make()
+            let two = try make()
+            do {
+                try await one.start()
+                try await two.start()
+                try await body(one, two, apns)
+            } catch {
+                await one.cleanUp()
+                await two.cleanUp()
+                throw error
+            }
+            await one.cleanUp()
+            await two.cleanUp()
+        }
+    }
+
     /// The APNs answer for every device request.
     func apnsAnswers(_ status: Int, _ reason: String? = nil, headers: [String: String] = [:]) async throws {
+        try await RelayRig.apnsAnswers(apns, status, reason, headers: headers)
+    }
+
+    /// The fake APNs `apns` answers every device request (production and sandbox) with `status`.
+    static func apnsAnswers(
+        _ apns: FakeHTTPServer, _ status: Int, _ reason: String? = nil, headers: [String: String] = [:]
+    ) async throws {
         try await apns.reset()
         var h = headers
         h["apns-id"] = h["apns-id"] ?? "00000000-0000-0000-0000-000000000001"
