@@ -21,25 +21,13 @@ SILENT=${SILENT:-10}
 CONFIRM=${CONFIRM:-10}
 PORT=${PORT:-18688}
 
-work=$(mktemp -d "${BENCH_TMP:-/tmp}/herald-bench-local.XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+# shellcheck source=scripts/bench/serve_common.sh
+. scripts/bench/serve_common.sh
+serve_bench_start "${BENCH_TMP:-/tmp}" local
 
-if [ -n "${HERALD_BIN:-}" ]; then
-  herald=$HERALD_BIN
-else
-  swift build -c release --static-swift-stdlib --product herald >/dev/null
-  herald=$root/.build/release/herald
-fi
+serve_bench_herald
 
-token="hrd_bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-hash=$(printf %s "$token" | sha256sum | cut -d' ' -f1)
+serve_bench_token
 cat > "$work/herald.yaml" <<YAML
 version: 1
 store: { path: $work/herald.db }

@@ -32,29 +32,17 @@ PORT=${PORT:-18686}
 FLOOR_PORT=${FLOOR_PORT:-18687}
 THREADS=$(( $(nproc) < CONNECTIONS ? $(nproc) : CONNECTIONS ))
 
-work=$(mktemp -d /tmp/herald-bench-serve.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+# shellcheck source=scripts/bench/serve_common.sh
+. scripts/bench/serve_common.sh
+serve_bench_start "/tmp" serve
 
 # Build: the floor, and a release herald.
 cc -O2 -o "$work/mhd_floor" scripts/bench/mhd_floor.c $(pkg-config --cflags --libs libmicrohttpd)
-if [ -n "${HERALD_BIN:-}" ]; then
-  herald=$HERALD_BIN
-else
-  swift build -c release --static-swift-stdlib --product herald >/dev/null
-  herald=$root/.build/release/herald
-fi
+serve_bench_herald
 
 # A token (its hash in the config), no rate limit to speak of, a log sink to /dev/null (each
 # notification is planned, stored and delivered once; the 202 comes after the store's commit).
-token="hrd_bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-hash=$(printf %s "$token" | sha256sum | cut -d' ' -f1)
+serve_bench_token
 cat > "$work/herald.yaml" <<YAML
 version: 1
 store: { path: $work/herald.db }
