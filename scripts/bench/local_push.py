@@ -22,6 +22,8 @@ import os
 import time
 import urllib.parse
 
+from bench_proc import cpu_seconds, peak_rss_mb
+
 
 class Connection:
     """One keep-alive HTTP/1.1 connection; requests on it one at a time."""
@@ -111,25 +113,6 @@ def percentile(values, p):
         return float("nan")
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
-
-
-def cpu_seconds(pid):
-    """User plus system CPU seconds of process `pid` so far."""
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return float("nan")
-
-
-def peak_rss_mb(pid):
-    try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 async def main():

@@ -15,6 +15,8 @@ import time
 import urllib.parse
 import uuid
 
+from bench_proc import peak_rss_mb
+
 
 async def open_connection(url):
     u = urllib.parse.urlsplit(url)
@@ -102,16 +104,6 @@ async def sender(url, token, namespace, ids):
         if b" 202 " not in status:
             raise RuntimeError(f"send answered {status!r}")
     writer.close()
-
-
-def peak_rss_mb(pid):
-    try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 async def main():
