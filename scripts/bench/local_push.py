@@ -18,7 +18,6 @@ Standard library only (asyncio). Prints one line starting with RESULT.
 import argparse
 import asyncio
 import json
-import os
 import time
 import urllib.parse
 
