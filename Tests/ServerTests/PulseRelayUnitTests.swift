@@ -229,7 +229,7 @@ import Testing
         var l = PulseLedger()
         l.seen = [
             PulseLedger.Seen("a", seconds: t / 1000), PulseLedger.Seen("b", seconds: t / 1000 - 7),
-            PulseLedger.Seen(k0: .max, k1: 0, seconds: 0),
+            PulseLedger.Seen(key: .max, seconds: 0),
         ]
         l.sends = [t, t - 5, t + 90_000]
         l.starts = [t]
@@ -237,12 +237,28 @@ import Testing
             "r": PulseLedger.Activity(
                 revision: -1, token: "ab12", starting: t, updated: nil, started: t - 1, alerted: 0, touched: t),
             "订单-1": PulseLedger.Activity(revision: 1 << 40, touched: t + 3),
+            "odd": PulseLedger.Activity(token: "ABC", touched: t),
+            "empty": PulseLedger.Activity(token: "", touched: t),
         ]
         let bytes = l.bytes
         #expect(bytes.first == 1)
         #expect(PulseLedger(bytes) == l)
         #expect(PulseLedger(Array(bytes.dropLast())) == PulseLedger())
         #expect(PulseLedger([1, 0xFF, 0xFF, 0xFF]) == PulseLedger())
+
+        // The bench's shape at its end (130 requestIds and sends, 16 refs with tokens): inside one page.
+        var big = PulseLedger()
+        for i in 0..<130 {
+            big.seen.append(PulseLedger.Seen(UUID().uuidString, seconds: t / 1000 + Int64(i / 4)))
+            big.sends.append(t + Int64(i) * 300)
+        }
+        for i in 0..<16 {
+            big.refs["ref-\(i)"] = PulseLedger.Activity(
+                revision: 90, token: Hex.encode(SecureRandom.bytes(32)), updated: t + 39_000, alerted: t,
+                touched: t + 39_000)
+        }
+        #expect(PulseLedger(big.bytes) == big)
+        #expect(big.bytes.count < 2_600, "\(big.bytes.count) bytes")
 
         let legacy =
             #"{"refs":{"r":{"rev":4,"t":5,"tok":"aa","u":3}},"seen":{"rid-1":1793000000},"sends":[1,2],"starts":[]}"#

@@ -23,33 +23,24 @@ struct PulseLedger: Equatable {
         var touched: Int64 = 0
     }
 
-    /// A requestId seen within the replay window: the first 16 bytes of its SHA-256 (a false replay
-    /// needs a 128-bit collision among a few thousand ids) and its signed unix seconds.
+    /// A requestId seen within the replay window: the first 8 bytes of its SHA-256 (a false replay
+    /// needs a 64-bit collision with one of at most `maxSeen` ids: about 1 in 10^16 per push) and
+    /// its signed unix seconds.
     struct Seen: Equatable {
-        var k0: UInt64
-        var k1: UInt64
+        var key: UInt64
         var seconds: Int64
 
         init(_ requestId: String, seconds: Int64) {
             let d = SHA256.hash(Array(requestId.utf8))
-            var k0: UInt64 = 0
-            var k1: UInt64 = 0
-            if d.count == 32 {
-                for i in 0..<8 {
-                    k0 = k0 << 8 | UInt64(d[i])
-                    k1 = k1 << 8 | UInt64(d[8 + i])
-                }
-            }
-            self.init(k0: k0, k1: k1, seconds: seconds)
+            var key: UInt64 = 0
+            for b in d.prefix(8) { key = key << 8 | UInt64(b) }
+            self.init(key: key, seconds: seconds)
         }
 
-        init(k0: UInt64, k1: UInt64, seconds: Int64) {
-            self.k0 = k0
-            self.k1 = k1
+        init(key: UInt64, seconds: Int64) {
+            self.key = key
             self.seconds = seconds
         }
-
-        func same(_ other: Seen) -> Bool { k0 == other.k0 && k1 == other.k1 }
     }
 
     /// The requestIds of the replay window, oldest first.
@@ -63,8 +54,8 @@ struct PulseLedger: Equatable {
 
     /// Whether `requestId` is in the replay window.
     func hasSeen(_ requestId: String) -> Bool {
-        let s = Seen(requestId, seconds: 0)
-        return seen.contains { $0.same(s) }
+        let key = Seen(requestId, seconds: 0).key
+        return seen.contains { $0.key == key }
     }
 }
 
@@ -130,7 +121,7 @@ extension PulseLedger {
     ) -> PulseDecision {
         prune(now: now, limits: limits)
         let id = Seen(request.requestId, seconds: request.seconds)
-        if seen.contains(where: { $0.same(id) }) {
+        if seen.contains(where: { $0.key == id.key }) {
             return .refused(PulseRefusal(409, "replayed", "this requestId was used already; sign with a new one"))
         }
         if seen.count >= limits.maxSeen, let oldest = seen.lazy.map(\.seconds).min() {
