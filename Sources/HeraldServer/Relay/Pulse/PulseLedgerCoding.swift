@@ -13,7 +13,7 @@ import HeraldCrypto
 ///   kept as its bytes), the revision, the last change (ms), the optional times (ms) and the token
 ///   (length, then its bytes or its UTF-8).
 ///
-/// A ledger of the bench's shape (130 requestIds, 16 refs) is about 2.5 kB, inside one SQLite page.
+/// A ledger of the bench's shape (130 requestIds, 16 refs) is about 2.4 kB, inside one SQLite page.
 ///
 /// Ledgers written as JSON documents (before this form) are still read.
 enum PulseLedgerCoding {
