@@ -13,10 +13,11 @@ import Testing
 struct PulseRelayChannelTests {
     static func hub(_ relay: PulseRelayRig) async throws -> Router {
         let url = "https://127.0.0.1:\(relay.port)"
+        let home = try relay.rig.home
         let text = """
             version: 1
-            store: { path: \(relay.rig.home)/pulse-hub.db }
-            tls: { ca-file: \(relay.rig.home)/tls-cert.pem }
+            store: { path: \(home)/pulse-hub.db }
+            tls: { ca-file: \(home)/tls-cert.pem }
             channels:
               pulse: { type: relay, protocol: pulse, current-relay: "\(url)", allowed-relays: ["\(url)"] }
             routes:

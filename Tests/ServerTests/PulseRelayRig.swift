@@ -4,10 +4,31 @@ import HeraldCrypto
 import HeraldHTTPTesting
 
 /// The app's and a site's side of a Pulse relay Herald (docs/pulse-relay.md), over HTTP: register a
-/// phone, mint site keys, report activities, and sign pushes as section 三 of the guide says.
+/// phone, mint site keys, report activities, and sign pushes as section 三 of the guide says. Over
+/// an in-process relay (``init(rig:)``) or a `herald serve` process on plain HTTP (``init(port:)``).
 struct PulseRelayRig {
-    let rig: RelayRig
-    var port: Int { rig.server.port }
+    private let inProcess: RelayRig?
+    let port: Int
+
+    /// The relay over an in-process Herald.
+    init(rig: RelayRig) {
+        inProcess = rig
+        port = rig.server.port
+    }
+
+    /// The relay of a `herald serve` process listening on `port` (plain HTTP).
+    init(port: Int) {
+        inProcess = nil
+        self.port = port
+    }
+
+    /// The in-process Herald: its fake APNs, log and home (an error for a serve process).
+    var rig: RelayRig {
+        get throws {
+            guard let inProcess else { throw SubprocessError("a herald serve process has no in-process rig") }
+            return inProcess
+        }
+    }
 
     /// A push-to-start token and an activity token (hex).
     static let startToken = String(repeating: "5a", count: 32)
@@ -46,7 +67,7 @@ struct PulseRelayRig {
 
     /// One request: raw HTTP, or `curl` trusting the rig's certificate when the relay terminates TLS.
     func send(_ method: String, _ path: String, headers: [String: String], body: [UInt8]?) async throws -> RawResponse {
-        guard rig.scheme == "https" else {
+        guard let rig = inProcess, rig.scheme == "https" else {
             return try await RawHTTP.request(port: port, method, path, headers: headers, body: body)
         }
         var arguments = ["-s", "-i", "--cacert", rig.home + "/tls-cert.pem", "-X", method]

@@ -31,8 +31,9 @@ import Testing
         try request.verify(key: Self.key, path: Self.path, body: Self.body)
         #expect(
             PulseSiteRequest.canonical(path: Self.path, seconds: 1_793_000_000, requestId: "5f0c-rid", body: Self.body)
-                == "POST\n\(Self.path)\n1793000000\n5f0c-rid\n"
-                + SHA256.hash(Self.body).map { String(format: "%02x", $0) }.joined())
+                == Array(
+                    "POST\n\(Self.path)\n1793000000\n5f0c-rid\n\(SHA256.hash(Self.body).map { String(format: "%02x", $0) }.joined())"
+                        .utf8))
         #expect(throws: PulseRefusal.self) {
             try request.verify(key: Self.key, path: "/v1/devices/other/push", body: Self.body)
         }
@@ -189,12 +190,13 @@ import Testing
         #expect(l.refs["order-1024"]?.revision == 5)
         l.report(token: nil, ref: "order-1024", now: t + 65_000)
         #expect(Self.status(try Self.reserve(&l, Self.push(revision: 8), at: t + 66_000)) == 404)
-        // The ledger survives its JSON form.
+        // The ledger survives its stored form.
         #expect(PulseLedger(l.bytes) == l)
+        #expect(l.hasSeen("r1"))
         // A requestId is forgotten once its time is out of the skew window.
         var p = l
         p.prune(now: t + 64_000 + 301_000, limits: Self.limits)
-        #expect(p.seen["r1"] == nil)
+        #expect(!p.hasSeen("r1"))
     }
 
     /// 1 update per second per ref, alerts on update/end at most once per 30 s (dropped, not refused).
@@ -218,6 +220,52 @@ import Testing
         #expect(
             try Self.reserve(&l, Self.push(ref: "r", revision: 4, extra: alert), at: t + 30_000)
                 == .send(token: "aa", dropAlert: false, previous: 3))
+    }
+
+    /// The ledger's binary form keeps every field (negative revisions, times out of order included);
+    /// a ledger stored as JSON before it is still read; damaged bytes read as an empty ledger.
+    @Test func ledgerStoredForm() throws {
+        let t: Int64 = 1_793_000_000_000
+        var l = PulseLedger()
+        l.seen = [
+            PulseLedger.Seen("a", seconds: t / 1000), PulseLedger.Seen("b", seconds: t / 1000 - 7),
+            PulseLedger.Seen(key: .max, seconds: 0),
+        ]
+        l.sends = [t, t - 5, t + 90_000]
+        l.starts = [t]
+        l.refs = [
+            "r": PulseLedger.Activity(
+                revision: -1, token: "ab12", starting: t, updated: nil, started: t - 1, alerted: 0, touched: t),
+            "订单-1": PulseLedger.Activity(revision: 1 << 40, touched: t + 3),
+            "odd": PulseLedger.Activity(token: "ABC", touched: t),
+            "empty": PulseLedger.Activity(token: "", touched: t),
+        ]
+        let bytes = l.bytes
+        #expect(bytes.first == 1)
+        #expect(PulseLedger(bytes) == l)
+        #expect(PulseLedger(Array(bytes.dropLast())) == PulseLedger())
+        #expect(PulseLedger([1, 0xFF, 0xFF, 0xFF]) == PulseLedger())
+
+        // The bench's shape at its end (130 requestIds and sends, 16 refs with tokens): inside one page.
+        var big = PulseLedger()
+        for i in 0..<130 {
+            big.seen.append(PulseLedger.Seen(UUID().uuidString, seconds: t / 1000 + Int64(i / 4)))
+            big.sends.append(t + Int64(i) * 300)
+        }
+        for i in 0..<16 {
+            big.refs["ref-\(i)"] = PulseLedger.Activity(
+                revision: 90, token: Hex.encode(SecureRandom.bytes(32)), updated: t + 39_000, alerted: t,
+                touched: t + 39_000)
+        }
+        #expect(PulseLedger(big.bytes) == big)
+        #expect(big.bytes.count < 2_600, "\(big.bytes.count) bytes")
+
+        let legacy =
+            #"{"refs":{"r":{"rev":4,"t":5,"tok":"aa","u":3}},"seen":{"rid-1":1793000000},"sends":[1,2],"starts":[]}"#
+        let old = PulseLedger(Array(legacy.utf8))
+        #expect(old.hasSeen("rid-1") && !old.hasSeen("rid-2"))
+        #expect(old.sends == [1, 2])
+        #expect(old.refs["r"] == PulseLedger.Activity(revision: 4, token: "aa", updated: 3, touched: 5))
     }
 
     /// 4 starts an hour per site and phone, one start per ref in 30 s, 600 pushes an hour.

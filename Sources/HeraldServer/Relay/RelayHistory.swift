@@ -27,7 +27,7 @@ public final class RelayHistory: Sendable {
     /// of the client address.
     static func caller(tokenName: String?, address: String) -> String {
         if let tokenName { return "token:" + tokenName }
-        let hash = SHA256.hash(Array(address.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        let hash = Hex.encode(SHA256.hash(Array(address.utf8)).prefix(8))
         return "address:" + hash
     }
 

@@ -52,7 +52,9 @@ struct PulseActivityBody: Equatable {
         guard let value = try? JSONValue.parse(bytes), let o = value.objectValue else {
             throw .bad("the body must be a JSON object", code: "invalid_json")
         }
-        if let extra = o.keys.sorted().first(where: { !topKeys.contains($0) }) {
+        if o.keys.contains(where: { !topKeys.contains($0) }),
+            let extra = o.keys.sorted().first(where: { !topKeys.contains($0) })
+        {
             throw .bad("\(extra) is not a field of a push (contentState holds the revision and the template)")
         }
         guard let ref = o["ref"]?.stringValue, isValidRef(ref) else {
@@ -109,8 +111,10 @@ struct PulseActivityBody: Equatable {
         guard let own = templates[template], s["template"].map({ $0.isNull || $0.stringValue != nil }) ?? true else {
             throw .bad("contentState.template must be status, progress, steps or countdown")
         }
-        for key in s.keys.sorted() where !commonKeys.contains(key) && !own.contains(key) && !reservedKeys.contains(key)
-        {
+        func unknown(_ key: String) -> Bool {
+            !commonKeys.contains(key) && !own.contains(key) && !reservedKeys.contains(key)
+        }
+        if s.keys.contains(where: unknown), let key = s.keys.sorted().first(where: unknown) {
             throw .bad("contentState.\(key) is not a field of template \(template)")
         }
         guard s["title"]?.stringValue.map({ $0.count <= 60 }) == true else {

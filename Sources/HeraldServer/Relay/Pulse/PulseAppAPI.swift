@@ -96,7 +96,7 @@ struct PulseAppAPI {
     /// A phone that had the same push-to-start token is replaced (its keys get 410).
     func registerPhone(_ request: RelayRequest) throws(PulseRefusal) -> RelayResponse {
         let (token, environment) = try Self.registration(try Self.object(request.body))
-        let deviceId = SecureRandom.bytes(16).map { String(format: "%02x", $0) }.joined()
+        let deviceId = Hex.encode(SecureRandom.bytes(16))
         let credential = "pdc_" + Self.fresh(32)
         try state.save(
             PulsePhone(credentialHash: PulseState.hash(credential), token: token, environment: environment), deviceId)

@@ -1,10 +1,11 @@
 import ChannelAPI
+import HeraldCrypto
 
 /// The relay's record of one site on one phone (pure): the requestIds seen within the replay window,
 /// the pushes and starts of the last hour, and per `ref` the last revision, the activity's push token
-/// and when it last updated, started and alerted. One JSON document per (deviceId, sourceId) in the
-/// store, changed inside one store transaction per request, so every `herald serve` on one database
-/// enforces one set of limits and one revision order.
+/// and when it last updated, started and alerted. One compact binary record per (deviceId, sourceId)
+/// in the store (``PulseLedgerCoding``), changed inside one store transaction per request, so every
+/// `herald serve` on one database enforces one set of limits and one revision order.
 struct PulseLedger: Equatable {
     /// One ref's activity.
     struct Activity: Equatable {
@@ -22,8 +23,28 @@ struct PulseLedger: Equatable {
         var touched: Int64 = 0
     }
 
-    /// requestId → its signed unix seconds.
-    var seen: [String: Int64] = [:]
+    /// A requestId seen within the replay window: the first 8 bytes of its SHA-256 (a false replay
+    /// needs a 64-bit collision with one of at most `maxSeen` ids: about 1 in 10^16 per push) and
+    /// its signed unix seconds.
+    struct Seen: Equatable {
+        var key: UInt64
+        var seconds: Int64
+
+        init(_ requestId: String, seconds: Int64) {
+            let d = SHA256.hash(Array(requestId.utf8))
+            var key: UInt64 = 0
+            for b in d.prefix(8) { key = key << 8 | UInt64(b) }
+            self.init(key: key, seconds: seconds)
+        }
+
+        init(key: UInt64, seconds: Int64) {
+            self.key = key
+            self.seconds = seconds
+        }
+    }
+
+    /// The requestIds of the replay window, oldest first.
+    var seen: [Seen] = []
     /// Accepted pushes and starts of the last hour (ms).
     var sends: [Int64] = []
     var starts: [Int64] = []
@@ -31,36 +52,10 @@ struct PulseLedger: Equatable {
 
     init() {}
 
-    init(_ bytes: [UInt8]?) {
-        guard let bytes, let o = (try? JSONValue.parse(bytes))?.objectValue else { return }
-        func int(_ v: JSONValue?) -> Int64? { v?.intValue.map(Int64.init) }
-        for (k, v) in o["seen"]?.objectValue ?? [:] { seen[k] = int(v) ?? 0 }
-        sends = (o["sends"]?.arrayValue ?? []).compactMap(int)
-        starts = (o["starts"]?.arrayValue ?? []).compactMap(int)
-        for (ref, v) in o["refs"]?.objectValue ?? [:] {
-            guard let a = v.objectValue else { continue }
-            refs[ref] = Activity(
-                revision: int(a["rev"]) ?? -1, token: a["tok"]?.stringValue, starting: int(a["pend"]),
-                updated: int(a["u"]), started: int(a["s"]), alerted: int(a["a"]), touched: int(a["t"]) ?? 0)
-        }
-    }
-
-    var bytes: [UInt8] {
-        func n(_ v: Int64) -> JSONValue { .number(Double(v)) }
-        var out: [String: JSONValue] = [:]
-        for (ref, a) in refs {
-            var o: [String: JSONValue] = ["rev": n(a.revision), "t": n(a.touched)]
-            if let t = a.token { o["tok"] = .string(t) }
-            if let p = a.starting { o["pend"] = n(p) }
-            if let u = a.updated { o["u"] = n(u) }
-            if let s = a.started { o["s"] = n(s) }
-            if let al = a.alerted { o["a"] = n(al) }
-            out[ref] = .object(o)
-        }
-        return JSONValue.object([
-            "seen": .object(seen.mapValues(n)), "sends": .array(sends.map(n)), "starts": .array(starts.map(n)),
-            "refs": .object(out),
-        ]).canonicalBytes
+    /// Whether `requestId` is in the replay window.
+    func hasSeen(_ requestId: String) -> Bool {
+        let key = Seen(requestId, seconds: 0).key
+        return seen.contains { $0.key == key }
     }
 }
 
@@ -103,11 +98,13 @@ extension PulseLedger {
     /// Forgets what has left its window at `now` (ms): requestIds signed more than `maxSkew` ago, sends
     /// older than an hour, refs untouched for `refLifetime` and the least recently touched past `maxRefs`.
     mutating func prune(now: Int64, limits: PulseLimits) {
-        let nowSeconds = now / 1000
-        seen = seen.filter { $0.value >= nowSeconds - limits.maxSkew }
-        sends = sends.filter { now - $0 < PulseLimits.hour }
-        starts = starts.filter { now - $0 < PulseLimits.hour }
-        refs = refs.filter { now - $0.value.touched < limits.refLifetime }
+        let oldest = now / 1000 - limits.maxSkew
+        seen.removeAll { $0.seconds < oldest }
+        sends.removeAll { now - $0 >= PulseLimits.hour }
+        starts.removeAll { now - $0 >= PulseLimits.hour }
+        if refs.values.contains(where: { now - $0.touched >= limits.refLifetime }) {
+            refs = refs.filter { now - $0.value.touched < limits.refLifetime }
+        }
         if refs.count > limits.maxRefs {
             let keep = refs.sorted { $0.value.touched > $1.value.touched }.prefix(limits.maxRefs)
             refs = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
@@ -123,14 +120,15 @@ extension PulseLedger {
         _ body: PulseActivityBody, request: PulseSiteRequest, now: Int64, limits: PulseLimits
     ) -> PulseDecision {
         prune(now: now, limits: limits)
-        if seen[request.requestId] != nil {
+        let id = Seen(request.requestId, seconds: request.seconds)
+        if seen.contains(where: { $0.key == id.key }) {
             return .refused(PulseRefusal(409, "replayed", "this requestId was used already; sign with a new one"))
         }
-        if seen.count >= limits.maxSeen, let oldest = seen.values.min() {
+        if seen.count >= limits.maxSeen, let oldest = seen.lazy.map(\.seconds).min() {
             let wait = Int(oldest + limits.maxSkew - now / 1000) + 1
             return .refused(PulseRefusal(429, "rate_limited", "too many requests", retryAfter: wait))
         }
-        seen[request.requestId] = request.seconds
+        seen.append(id)
         var a = refs[body.ref] ?? Activity()
         if body.event != "start", a.token == nil {
             if let s = a.starting, now - s < limits.startWait {

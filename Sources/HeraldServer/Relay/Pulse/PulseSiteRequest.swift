@@ -71,9 +71,18 @@ struct PulseSiteRequest: Equatable {
 
     /// The signed string of the guide: `POST`, the path, the seconds, the requestId and the body's
     /// SHA-256 in lower-case hex, joined by `\n`.
-    static func canonical(path: String, seconds: Int64, requestId: String, body: [UInt8]) -> String {
-        let digest = SHA256.hash(body).map { String(format: "%02x", $0) }.joined()
-        return "POST\n\(path)\n\(seconds)\n\(requestId)\n\(digest)"
+    static func canonical(path: String, seconds: Int64, requestId: String, body: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(5 + path.utf8.count + 21 + requestId.utf8.count + 2 + 64)
+        out += "POST\n".utf8
+        out += path.utf8
+        out.append(0x0A)
+        out += String(seconds).utf8
+        out.append(0x0A)
+        out += requestId.utf8
+        out.append(0x0A)
+        Hex.append(SHA256.hash(body), to: &out)
+        return out
     }
 
     /// 401 `stale` unless `seconds` is within `maxSkew` seconds of `now`.
@@ -86,7 +95,7 @@ struct PulseSiteRequest: Equatable {
     /// 401 `bad_signature` unless the signature is the HMAC of the canonical string under `key`
     /// (compared in constant time).
     func verify(key: [UInt8], path: String, body: [UInt8]) throws(PulseRefusal) {
-        let message = Array(Self.canonical(path: path, seconds: seconds, requestId: requestId, body: body).utf8)
+        let message = Self.canonical(path: path, seconds: seconds, requestId: requestId, body: body)
         guard HMACSHA256.isValid(signature, key: key, message: message) else {
             throw PulseRefusal(401, "bad_signature", "the signature does not verify with this site's key")
         }

@@ -71,7 +71,7 @@ struct PulseState {
     static let unavailable = PulseRefusal(503, "store_unavailable", "the relay's store cannot serve", retryAfter: 5)
 
     static func hash(_ text: String) -> String {
-        SHA256.hash(Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(Array(text.utf8)))
     }
 
     func phone(_ deviceId: String) throws(PulseRefusal) -> PulsePhone? {
