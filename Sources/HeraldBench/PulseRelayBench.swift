@@ -249,7 +249,7 @@ struct PulsePhoneClient: Sendable {
         let bytes = body.canonicalBytes
         let path = "/v1/devices/\(deviceId)/push"
         let requestId = UUID().uuidString
-        let digest = SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.encode(SHA256.hash(bytes))
         let canonical = "POST\n\(path)\n\(now)\n\(requestId)\n\(digest)"
         let mac = HMACSHA256.authenticationCode(key: ref.site.pushKey, message: Array(canonical.utf8))
         return HTTPRequest(

@@ -105,7 +105,7 @@ enum RelayBench {
     }
 
     static func randomHex(_ bytes: Int) -> String {
-        (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        Hex.encode((0..<bytes).map { _ in UInt8.random(in: 0...255) })
     }
 }
 

@@ -23,10 +23,7 @@ public struct TokenAuthenticator: Sendable {
 
     /// Lower-case hex SHA-256 of a token's UTF-8 bytes (what the config holds).
     public static func sha256Hex(of token: String) -> String {
-        SHA256.hash(Array(token.utf8)).map { b in
-            let s = String(b, radix: 16)
-            return b < 16 ? "0" + s : s
-        }.joined()
+        Hex.encode(SHA256.hash(Array(token.utf8)))
     }
 
     static func hexBytes(_ hex: String) -> [UInt8]? {

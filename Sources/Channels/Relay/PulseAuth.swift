@@ -7,7 +7,7 @@ import HeraldCrypto
 enum PulseAuth {
     /// The signed string.
     static func canonical(path: String, seconds: Int64, requestId: String, body: [UInt8]) -> String {
-        "POST\n\(path)\n\(seconds)\n\(requestId)\n\(RelaySupport.hex(SHA256.hash(body)))"
+        "POST\n\(path)\n\(seconds)\n\(requestId)\n\(Hex.encode(SHA256.hash(body)))"
     }
 
     /// The `X-Pulse-Auth` value over the exact body bytes.

@@ -17,7 +17,4 @@ enum RelaySupport {
 
     /// The reason text for a transport error.
     static func transportReason(_ error: HTTPError) -> String { "\(error.code.rawValue): \(error.message)" }
-
-    /// Lower-case hex of `bytes`.
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }

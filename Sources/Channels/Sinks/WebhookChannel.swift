@@ -74,7 +74,7 @@ public struct WebhookChannel: Channel {
             }
         if safe { return "msg_" + deliveryId }
         let digest = SHA256.hash(Array(deliveryId.utf8)).prefix(16)
-        return "msg_" + digest.map { String(format: "%02x", $0) }.joined()
+        return "msg_" + Hex.encode(digest)
     }
 
     /// Posts the notification.

@@ -45,7 +45,7 @@ struct HomeAssistantRateLimit {
     struct Unavailable: Error {}
 
     static func key(_ token: String) -> String {
-        "day:" + SHA256.hash(Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        "day:" + Hex.encode(SHA256.hash(Array(token.utf8)))
     }
 
     static func day(_ now: Date) -> Int64 {

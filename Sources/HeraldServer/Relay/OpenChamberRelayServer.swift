@@ -105,7 +105,7 @@ struct OpenChamberRelayState {
     typealias Refusal = OpenChamberRelayRequest.Refusal
 
     static func bindingKey(_ token: String) -> String {
-        "bind:" + SHA256.hash(Array(token.lowercased().utf8)).map { String(format: "%02x", $0) }.joined()
+        "bind:" + Hex.encode(SHA256.hash(Array(token.lowercased().utf8)))
     }
 
     static let unavailable = Refusal(status: 503, code: "store_unavailable", reason: "the relay's store cannot serve")

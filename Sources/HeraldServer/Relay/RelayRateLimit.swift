@@ -24,7 +24,7 @@ struct StoredRateLimit {
 
     /// The stored key of a caller key (`token:NAME`, `address:IP`).
     static func key(_ caller: String) -> String {
-        SHA256.hash(Array(caller.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(Array(caller.utf8)))
     }
 
     /// Takes one request from `caller`'s bucket at `now` (wall-clock seconds since 1970, the same in
