@@ -15,16 +15,7 @@ import Testing
             """
         try await RelayRig.pair(relays: relays, store: "{ url: \"\(url)\" }") { one, two, apns in
             try await one.apnsAnswers(200)
-            func post(_ rig: RelayRig, _ count: Int) throws -> [JSONValue] {
-                try RelayRig.script(
-                    "ha_push_client.py",
-                    [rig.base + "/api/sendPush/iOS/v1", RelayRig.token, "io.robbie.HomeAssistant", "plain", "\(count)"])
-            }
-            let first = try post(one, 2)
-            let second = try post(two, 2)
-            #expect(first.map { $0["status"] } == [201, 201])
-            #expect(second.map { $0["status"] } == [201, 429], "the limit is shared")
-            #expect(second[1]["body"]?["rateLimits"]?["successful"] == 3)
+            try RelayRig.expectSharedDailyLimit(one.base, two.base)
             #expect(try await apns.requests().count == 3)
         }
     }

@@ -17,28 +17,6 @@ import Testing
     static let limits =
         "update-interval: 1h, start-interval: 1h, pushes-per-hour: 4, starts-per-hour: 2"
 
-    /// A `herald serve` with the pulse relay (`relay`, the same key file for both) on `url`, its
-    /// `apns` channel on the fake.
-    static func serve(url: String, apns: FakeHTTPServer, relay: String) throws -> ServeProcess {
-        try ServeProcess { home, listen in
-            let p8 = home + "/AuthKey.p8"
-            try? P256PrivateKey().pemRepresentation.write(toFile: p8, atomically: true, encoding: .utf8)
-            return """
-                version: 1
-                store: { url: "\(url)" }
-                tls: { ca-file: \(apns.caFile) }
-                channels:
-                  apns: { type: apns, key-p8: \(p8), key-id: TESTKEY123, team-id: TEAM123456, topic: com.example.app, endpoints: { production: "\(apns.baseURL)" } }
-                routes:
-                  default: []
-                server:
-                  listen: \(listen)
-                  relays:
-                \(relay)
-                """
-        }
-    }
-
     /// An activity token per ref (hex), so the APNs requests say which ref they were for.
     static func token(_ ref: String) -> String { Hex.encode(SHA256.hash(Array(ref.utf8))) }
 
@@ -49,22 +27,9 @@ import Testing
     @Test func limitsAndRevisionsHoldAcrossTwoServeProcesses() async throws {
         let postgres = try TestPostgres.start()
         let url = try postgres.createDatabase()
-        try await withFakeHTTPServer { apns in
-            try await apns.route("/3/device/", [.json(200, "{}", headers: ["apns-id": "1"])])
-            let relay = try PulseRelayRig.relays(extra: Self.limits)
-            let one = try Self.serve(url: url, apns: apns, relay: relay)
-            let two = try Self.serve(url: url, apns: apns, relay: relay)
-            do {
-                try await one.start()
-                try await two.start()
-                try await Self.exercise(PulseRelayRig(port: one.port), PulseRelayRig(port: two.port), apns)
-            } catch {
-                await one.cleanUp()
-                await two.cleanUp()
-                throw error
-            }
-            await one.cleanUp()
-            await two.cleanUp()
+        try await RelayRig.processes(relays: try PulseRelayRig.relays(extra: Self.limits), url: url) { one, two, apns in
+            try await RelayRig.apnsAnswers(apns, 200)
+            try await Self.exercise(PulseRelayRig(port: one.port), PulseRelayRig(port: two.port), apns)
         }
     }
 

@@ -14,15 +14,7 @@ import Testing
         let relays = "        openchamber: { channel: apns, auth: none }"
         try await RelayRig.pair(relays: relays, store: "{ url: \"\(url)\" }") { one, two, apns in
             try await one.apnsAnswers(200)
-            let lines = try RelayRig.script(
-                "openchamber_relay_client.py", [one.base, "two-relays", RelayRig.token, two.base])
-            var byStep: [String: Int] = [:]
-            for l in lines { if let s = l["step"]?.stringValue { byStep[s] = l["status"]?.intValue } }
-            #expect(byStep["register-a-on-1"] == 200)
-            #expect(byStep["register-b-on-2"] == 409, "the binding made through one relay holds on the other")
-            #expect(byStep["send-on-1"] == 200)
-            #expect(byStep["replayed-on-2"] == 409, "the replay window is shared")
-            #expect(byStep["fresh-on-2"] == 200, "the binding is visible to the other relay")
+            try RelayRig.expectSharedBindingsAndReplays(one.base, two.base)
             #expect(try await apns.requests().count == 2)
         }
     }

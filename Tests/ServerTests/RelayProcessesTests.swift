@@ -48,31 +48,11 @@ import Testing
 
             // openchamber: a token bound through one process is bound for the other, and a signed
             // send used on one is a replay on the other.
-            let lines = try RelayRig.script(
-                "openchamber_relay_client.py", [one.baseURL, "two-relays", RelayRig.token, two.baseURL])
-            var byStep: [String: Int] = [:]
-            for l in lines { if let s = l["step"]?.stringValue { byStep[s] = l["status"]?.intValue } }
-            #expect(byStep["register-a-on-1"] == 200)
-            #expect(byStep["register-b-on-2"] == 409, "the binding made through one process holds on the other")
-            #expect(byStep["send-on-1"] == 200)
-            #expect(byStep["replayed-on-2"] == 409, "the replay window is shared")
-            #expect(byStep["fresh-on-2"] == 200, "the binding is visible to the other process")
+            try RelayRig.expectSharedBindingsAndReplays(one.baseURL, two.baseURL)
             #expect(try await apns.requests().count == 5)
 
             // Home Assistant: one daily limit per push token, counted by both.
-            func post(_ p: ServeProcess, _ count: Int) throws -> [JSONValue] {
-                try RelayRig.script(
-                    "ha_push_client.py",
-                    [
-                        p.baseURL + "/api/sendPush/iOS/v1", RelayRig.token, "io.robbie.HomeAssistant", "plain",
-                        "\(count)",
-                    ])
-            }
-            let first = try post(one, 2)
-            let second = try post(two, 2)
-            #expect(first.map { $0["status"] } == [201, 201])
-            #expect(second.map { $0["status"] } == [201, 429], "the daily limit is shared")
-            #expect(second[1]["body"]?["rateLimits"]?["successful"] == 3)
+            try RelayRig.expectSharedDailyLimit(one.baseURL, two.baseURL)
             #expect(try await apns.requests().count == 8)
         }
     }
