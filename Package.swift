@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "HeraldCryptoTests", dependencies: ["HeraldCrypto", "HeraldHTTPTesting"], exclude: ["Vectors"]),
         .testTarget(name: "HeraldHTTPTests", dependencies: ["HeraldHTTP", "HeraldHTTPTesting"]),
-        .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite"]),
+        .testTarget(name: "HeraldSQLiteTests", dependencies: ["HeraldSQLite", "HeraldSync"]),
         .testTarget(name: "HeraldYAMLTests", dependencies: ["HeraldYAML"]),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "RouterTesting"]),
         .testTarget(name: "HeraldSodiumTests", dependencies: ["HeraldSodium"]),

@@ -71,6 +71,14 @@ public final class SQLiteConnection {
         return result ?? []
     }
 
+    /// Runs one statement as ``query(_:)`` does when it only reads (`sqlite3_stmt_readonly`), and
+    /// returns `nil` without running it when it would write.
+    public func queryIfReadOnly(_ sql: SQL) throws(SQLiteError) -> [SQLiteRow]? {
+        guard let statement = try statement(for: sql) else { return [] }
+        guard sqlite3_stmt_readonly(statement) != 0 else { return nil }
+        return try query(sql)
+    }
+
     /// Runs one statement and returns its first row, or `nil` when it produced none.
     public func queryOne(_ sql: SQL) throws(SQLiteError) -> SQLiteRow? {
         try query(sql).first

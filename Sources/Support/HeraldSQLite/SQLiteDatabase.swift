@@ -31,6 +31,10 @@ public enum SQLiteFileKind: Sendable, Equatable {
 /// `SQLITE_OPEN_NOMUTEX` because SQLite's own locking would be redundant. Several `SQLiteDatabase` instances
 /// (or processes) may open the same file; they coordinate through SQLite's file locks, WAL and `busy_timeout`.
 ///
+/// Two things keep the one writing connection from being the bottleneck under load: reads through
+/// ``query(_:)`` go to a second connection of the same file (``readsOnSecondConnection``, WAL readers
+/// do not wait for the writer), and concurrent ``transaction(_:)`` calls are committed in groups.
+///
 /// Calling back into the same database from inside ``withConnection(_:)`` or ``transaction(_:)`` throws
 /// (call `"reentrant"`) instead of deadlocking; use the borrowed ``SQLiteConnection`` instead.
 public final class SQLiteDatabase: Sendable {
@@ -38,6 +42,14 @@ public final class SQLiteDatabase: Sendable {
     public let path: String
 
     private let lock = Locked<Void>(())
+    /// The second connection ``query(_:)`` reads through (``readsOnSecondConnection``), opened at the
+    /// first read.
+    private let reader = Locked<ReaderState>(.untried)
+    private let readerAllowed: Bool
+    private let busyTimeoutMilliseconds: Int
+    /// Bodies of ``transaction(_:)`` waiting for the connection, in arrival order (group commit).
+    private let waiting = Locked<[any GroupedWork]>([])
+    private let groupCommitCount = Atomic<Int>(0)
     private let owner = Atomic<UInt>(0)
     private let box: ConnectionBox
 
@@ -53,6 +65,8 @@ public final class SQLiteDatabase: Sendable {
     {
         self.path = path
         let inMemory = path.isEmpty || path == ":memory:"
+        readerAllowed = !inMemory && mode != .readOnly
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         if !inMemory && mode == .readWriteCreate {
             try Self.createParentDirectory(of: path)
         }
@@ -99,6 +113,9 @@ public final class SQLiteDatabase: Sendable {
 
     deinit {
         box.connection?.close()
+        reader.withLock { state in
+            if case .open(let connection) = state { connection.close() }
+        }
     }
 
     /// `true` when the connection cannot write (opened ``SQLiteOpenMode/readOnly``, or SQLite found the
@@ -192,11 +209,99 @@ public final class SQLiteDatabase: Sendable {
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` (``SQLiteConnection/transaction(_:_:)``, the one
     /// transaction helper). Any error thrown by `body` (or by `COMMIT`) rolls the transaction back and is
     /// rethrown (an ``SQLiteError`` naming this file).
+    ///
+    /// **Group commit.** Calls that arrive while the connection is busy queue up; the next thread to get
+    /// the connection runs every queued body (up to ``groupCommitLimit``, in arrival order) in one
+    /// `BEGIN IMMEDIATE … COMMIT`, each body inside a savepoint of its own. A body that throws undoes only
+    /// its own savepoint and its caller gets the error; the others commit. Every caller returns after the
+    /// `COMMIT` that made its writes durable, with its own body's value, exactly as if it had run alone.
+    /// One commit then writes the pages the group changed once, where separate transactions would write
+    /// them (and take the lock) once each: under load (a waiting send's insert, claim, result and
+    /// suppression; a Pulse push's ledger) that is most of the store's time. A failure that ends the
+    /// shared transaction (the `COMMIT` itself, or an I/O error that makes SQLite roll everything back)
+    /// fails every body of the group that had not already failed, with that error. A lone call runs as
+    /// before, in a transaction of its own.
     public func transaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        let result = try locked { connection in
-            Result { () throws -> T in try connection.transaction { connection in try body(connection) } }
+        if owner.load(ordering: .acquiring) == Self.currentThread { throw Self.reentrantError }
+        return try withoutActuallyEscaping(body) { body in
+            let request = GroupedTransaction<T>(body)
+            waiting.withLock { $0.append(request) }
+            do {
+                try locked { connection in
+                    // Run the queue's head in groups until this call's body has run (FIFO, so it is in
+                    // the first group unless more than `groupCommitLimit` queued before it).
+                    while !request.isDone {
+                        let group = waiting.withLock { queue -> [any GroupedWork] in
+                            let count = min(queue.count, Self.groupCommitLimit)
+                            let group = Array(queue.prefix(count))
+                            queue.removeFirst(count)
+                            return group
+                        }
+                        if group.isEmpty { break }
+                        if group.count > 1 { groupCommitCount.add(1, ordering: .relaxed) }
+                        Self.runGroup(group, connection)
+                    }
+                }
+            } catch {
+                // Closed: take the body back out of the queue so it does not outlive this call.
+                waiting.withLock { queue in queue.removeAll { $0 === request } }
+                if !request.isDone {
+                    request.discard()
+                    throw error
+                }
+            }
+            guard let result = request.result else { throw SQLiteError.closed }
+            return try naming(result)
         }
-        return try naming(result)
+    }
+
+    /// How many ``transaction(_:)`` calls are queued for the connection now (diagnostics and tests).
+    public var queuedTransactions: Int { waiting.withLock { $0.count } }
+
+    /// How many shared transactions ``transaction(_:)`` has committed with more than one caller's body
+    /// in them since the database was opened (diagnostics and tests).
+    public var groupCommits: Int { groupCommitCount.load(ordering: .relaxed) }
+
+    /// The most bodies ``transaction(_:)`` runs in one shared transaction.
+    public static let groupCommitLimit = 64
+
+    /// Runs `group`'s bodies: one alone in its own transaction; several in one transaction, each in a
+    /// savepoint (``SQLiteConnection/transaction(_:_:)`` nests as a savepoint inside an open transaction).
+    private static func runGroup(_ group: [any GroupedWork], _ connection: SQLiteConnection) {
+        guard group.count > 1 else {
+            group.first?.run(connection)
+            return
+        }
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            for work in group { work.fail(error) }
+            return
+        }
+        var committed: [any GroupedWork] = []
+        committed.reserveCapacity(group.count)
+        for (index, work) in group.enumerated() {
+            if work.run(connection) {
+                committed.append(work)
+                continue
+            }
+            if !connection.isInTransaction {
+                // The body's error ended the whole transaction (SQLite rolls back on an I/O error or a
+                // full disk): the bodies before it lost their writes; the rest start a new group.
+                let lost = SQLiteError(
+                    code: SQLITE_ABORT, call: "group commit",
+                    message: "rolled back with the transaction it shared with a failed write")
+                for done in committed { done.fail(lost) }
+                runGroup(Array(group[(index + 1)...]), connection)
+                return
+            }
+        }
+        do {
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            for work in committed { work.fail(error) }
+        }
     }
 
     /// Runs one or more statements without bindings (`sqlite3_exec`).
@@ -210,13 +315,82 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Runs one statement, binding its interpolated values, and returns its rows.
+    ///
+    /// A statement that only reads (`sqlite3_stmt_readonly`) runs on the file's second, reading
+    /// connection (``readsOnSecondConnection``), so it neither waits for nor holds up the writes;
+    /// every other statement runs on the writing connection.
     public func query(_ sql: SQL) throws(SQLiteError) -> [SQLiteRow] {
-        try lockedTyped { (connection) throws(SQLiteError) in try connection.query(sql) }
+        if let rows = try readerQuery(sql) { return rows }
+        return try lockedTyped { (connection) throws(SQLiteError) in try connection.query(sql) }
     }
 
-    /// Runs one statement, binding its interpolated values, and returns its first row, if any.
+    /// Runs one statement, binding its interpolated values, and returns its first row, if any (a
+    /// read runs on the reading connection, as in ``query(_:)``).
     public func queryOne(_ sql: SQL) throws(SQLiteError) -> SQLiteRow? {
-        try lockedTyped { (connection) throws(SQLiteError) in try connection.queryOne(sql) }
+        try query(sql).first
+    }
+
+    /// `true` when reads through ``query(_:)`` and ``queryOne(_:)`` go to a second connection of their
+    /// own: a file opened for writing (not `":memory:"`, not ``SQLiteOpenMode/readOnly``), whose WAL
+    /// lets a reader see every committed write without waiting for the writer. A write committed
+    /// before a read starts is always seen by it.
+    public var readsOnSecondConnection: Bool { readerAllowed }
+
+    /// The reading connection's answer for a read-only `sql`, or `nil` when the statement writes or
+    /// there is no reading connection (then the caller runs it on the writer).
+    private func readerQuery(_ sql: SQL) throws(SQLiteError) -> [SQLiteRow]? {
+        // PRAGMAs answer for the connection that runs them (`data_version`, `cache_size`): the writer's.
+        guard readerAllowed, !Self.isPragma(sql.text) else { return nil }
+        if owner.load(ordering: .acquiring) == Self.currentThread { throw Self.reentrantError }
+        let outcome: Result<[SQLiteRow]?, SQLiteError> = reader.withLock { state in
+            switch state {
+            case .closed: return .failure(SQLiteError.closed)
+            case .unavailable: return .success(nil)
+            case .untried:
+                guard let opened = try? Self.openReader(path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) else {
+                    state = .unavailable
+                    return .success(nil)
+                }
+                state = .open(opened)
+                return Result { () throws(SQLiteError) in try opened.queryIfReadOnly(sql) }
+            case .open(let connection):
+                return Result { () throws(SQLiteError) in try connection.queryIfReadOnly(sql) }
+            }
+        }
+        do {
+            return try outcome.get()
+        } catch {
+            throw error.at(path)
+        }
+    }
+
+    private static func isPragma(_ text: String) -> Bool {
+        let head = text.utf8.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }.prefix(6)
+        return head.count == 6 && String(decoding: head, as: UTF8.self).uppercased() == "PRAGMA"
+    }
+
+    /// Opens the reading connection: read-write flags (a WAL reader needs the `-shm` index) but
+    /// `query_only`, and it is only handed statements `sqlite3_stmt_readonly` accepts.
+    private static func openReader(_ path: String, busyTimeoutMilliseconds: Int) throws(SQLiteError)
+        -> SQLiteConnection
+    {
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let handle else { throw openFailure(handle, rc, path: path) }
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Int32(clamping: max(0, busyTimeoutMilliseconds)))
+        let connection = SQLiteConnection(handle: handle)
+        do throws(SQLiteError) {
+            let mode = try connection.queryOne("PRAGMA journal_mode")?.string("journal_mode") ?? ""
+            guard mode.lowercased() == "wal" else {
+                throw SQLiteError(code: SQLITE_ERROR, call: "reader", message: "not a WAL file")
+            }
+            try connection.execute("PRAGMA query_only=1; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
     }
 
     /// Versioned migrations via `PRAGMA user_version`: applies each migration with version > current, in order,
@@ -295,11 +469,20 @@ public final class SQLiteDatabase: Sendable {
             // Closing from inside withConnection: the lock is already ours.
             box.connection?.close()
             box.connection = nil
+            closeReader()
             return
         }
         lock.withLock { _ in
             box.connection?.close()
             box.connection = nil
+        }
+        closeReader()
+    }
+
+    private func closeReader() {
+        reader.withLock { state in
+            if case .open(let connection) = state { connection.close() }
+            state = .closed
         }
     }
 
@@ -341,6 +524,12 @@ public final class SQLiteDatabase: Sendable {
     private static func userVersion(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
         guard case .integer(let version) = try connection.queryOne("PRAGMA user_version")?[0] else { return 0 }
         return Int(version)
+    }
+
+    private static var reentrantError: SQLiteError {
+        SQLiteError(
+            code: SQLITE_MISUSE, call: "reentrant",
+            message: "database used again from inside withConnection/transaction; use the borrowed connection")
     }
 
     /// Runs `body` holding the lock. Throws only for a closed database or a reentrant call.
@@ -434,10 +623,55 @@ public final class SQLiteDatabase: Sendable {
 /// Holds the connection. `@unchecked Sendable` is sound because `connection` is only read or written while
 /// `SQLiteDatabase.lock` is held (or, in `close()`, by the thread that currently holds it), so no two threads
 /// ever touch it or the non-thread-safe `NOMUTEX` sqlite3 handle inside it at the same time.
+/// Where ``SQLiteDatabase``'s reading connection is.
+private enum ReaderState: @unchecked Sendable {
+    /// Not opened yet: the first read opens it.
+    case untried
+    /// Open; used under the database's reader lock only.
+    case open(SQLiteConnection)
+    /// Could not be opened (not a WAL file, say): reads go to the writer.
+    case unavailable
+    /// The database was closed.
+    case closed
+}
+
 private final class ConnectionBox: @unchecked Sendable {
     var connection: SQLiteConnection?
 
     init(_ connection: SQLiteConnection) {
         self.connection = connection
     }
+}
+
+/// A body queued for ``SQLiteDatabase/transaction(_:)``'s group commit, type-erased.
+private protocol GroupedWork: AnyObject, Sendable {
+    /// Runs the body in a transaction (a savepoint inside the group's), keeps its result, drops the
+    /// body; `true` when it succeeded.
+    @discardableResult func run(_ connection: SQLiteConnection) -> Bool
+    /// Replaces the result with `error` (the shared transaction did not commit).
+    func fail(_ error: any Error)
+}
+
+/// One caller's body and result. Only touched under the database's lock (or by its own caller before
+/// queueing and after the lock released it), so `@unchecked Sendable`.
+private final class GroupedTransaction<T>: GroupedWork, @unchecked Sendable {
+    /// Non-escaping in the caller (`withoutActuallyEscaping`): dropped as soon as it has run.
+    private var body: ((SQLiteConnection) throws -> T)?
+    private(set) var result: Result<T, any Error>?
+
+    init(_ body: @escaping (SQLiteConnection) throws -> T) { self.body = body }
+
+    var isDone: Bool { result != nil }
+
+    func run(_ connection: SQLiteConnection) -> Bool {
+        guard let body else { return false }
+        self.body = nil
+        result = Result { try connection.transaction { connection in try body(connection) } }
+        if case .success = result { return true }
+        return false
+    }
+
+    func fail(_ error: any Error) { result = .failure(error) }
+
+    func discard() { body = nil }
 }
