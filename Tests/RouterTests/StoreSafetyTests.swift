@@ -520,8 +520,17 @@ final class RecordRefusingStore: HeraldStore {
     }
     func releaseLeases(ownedBy owners: [String]) throws { try base.releaseLeases(ownedBy: owners) }
     func renewLeases(owner: String, deliveryIds: [String], until: Date) throws {
+        let delay = renewalDelay.withLock { $0 }
+        renewalLog.withLock { $0.append("renew started") }
+        if let delay { Thread.sleep(forTimeInterval: delay) }
         try base.renewLeases(owner: owner, deliveryIds: deliveryIds, until: until)
+        renewalLog.withLock { $0.append("renew ended") }
     }
+
+    /// How long each `renewLeases` takes on top of the store's own time (nil: no delay).
+    let renewalDelay = Locked<TimeInterval?>(nil)
+    /// "renew started" / "renew ended" per `renewLeases` call, and what a test appends between them.
+    let renewalLog = Locked<[String]>([])
     func leaseOwners() throws -> [String] { try base.leaseOwners() }
     func nextDueTime() throws -> Date? { try base.nextDueTime() }
     func deliveryCounts() throws -> [DeliveryState: Int] { try base.deliveryCounts() }

@@ -144,6 +144,31 @@ import Testing
         await router.shutdown()
     }
 
+    /// A renewal under way when the body ends finishes before `holdingLeases` returns, and none
+    /// starts after: one that landed later re-leased rows the caller had given back (or, after a
+    /// failed send, rows a test's clock had just let expire) for a whole lease. CI saw that: the
+    /// test above then drained for its whole timeout with 750 rows held.
+    @Test func holdingLeasesReturnsOnlyAfterItsLastRenewal() async throws {
+        let path = Harness.tempPath()
+        let store = try RecordRefusingStore(path: path)
+        let (router, _) = try await Self.router(store: store, path: path, devices: 1)
+        var executor = router.executor(owner: "renewal-test")
+        executor.leaseDuration = .milliseconds(30)  // a renewal every 10 ms of wall time
+        store.renewalDelay.withLock { $0 = 0.05 }
+        try await executor.holdingLeases(["d1"]) {
+            // The body ends while a renewal is under way.
+            while !store.renewalLog.withLock({ $0.contains("renew started") }) {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        store.renewalLog.withLock { $0.append("returned") }
+        try await Task.sleep(for: .milliseconds(100))
+        let log = store.renewalLog.withLock { $0 }
+        #expect(log.last == "returned", "\(log)")
+        #expect(log.filter { $0 == "renew started" }.count == log.filter { $0 == "renew ended" }.count, "\(log)")
+        await router.shutdown()
+    }
+
     @Test func theExecutorDoesNotReReadTheNotificationPerResult() async throws {
         let path = Harness.tempPath()
         let store = try RecordRefusingStore(path: path)

@@ -193,7 +193,7 @@ struct Executor: Sendable {
             while true {
                 do { try await Task.sleep(for: lease / 3) } catch { return }
                 let ids = current()
-                guard !ids.isEmpty else { continue }
+                guard !ids.isEmpty, !Task.isCancelled else { continue }
                 do {
                     try store.renewLeases(owner: owner, deliveryIds: ids, until: clock.now().adding(lease))
                 } catch {
@@ -201,8 +201,19 @@ struct Executor: Sendable {
                 }
             }
         }
-        defer { renewer.cancel() }
-        return try await body()
+        // The renewer has stopped before this returns: a renewal that had begun when `body` ended
+        // would otherwise land after the caller gave the rows back (or after a test moved its clock)
+        // and hold them for another whole lease.
+        do {
+            let value = try await body()
+            renewer.cancel()
+            await renewer.value
+            return value
+        } catch {
+            renewer.cancel()
+            await renewer.value
+            throw error
+        }
     }
 
     // MARK: Retries
