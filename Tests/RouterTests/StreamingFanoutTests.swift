@@ -39,6 +39,18 @@ import Testing
         return (router, fcm)
     }
 
+    /// The rows not delivered, counted by state, lease owner and lease expiry (seconds from `now`):
+    /// what a failed drain shows about the rows it could not take.
+    static func leftRows(_ store: SQLiteStore, now: Date) throws -> [String] {
+        let nowMs = Int64(now.timeIntervalSince1970 * 1000)
+        return try store.db.query(
+            """
+            SELECT state, COALESCE(lease_owner, '-') AS owner, COALESCE((lease_until - \(nowMs)) / 1000, 0) AS s,
+              COUNT(*) AS n FROM deliveries WHERE state != 'delivered' GROUP BY 1, 2, 3
+            """
+        ).map { "\($0.string("state") ?? "") \($0.string("owner") ?? "") \($0.int("s") ?? 0)s: \($0.int("n") ?? 0)" }
+    }
+
     /// Rows of the outbox still leased (claimed, not yet recorded).
     static func leased(_ store: SQLiteStore) throws -> Int {
         Int(
@@ -133,7 +145,8 @@ import Testing
         store.acceptRecords()
         clock.advance(by: .seconds(61))
         let summary = try await router.drain(untilEmpty: true, timeout: .seconds(60))
-        #expect(summary.remaining == 0)
+        let left = try Self.leftRows(store.base, now: clock.now())
+        #expect(summary.remaining == 0, "left: \(left)")
         let after = try store.deliveries(notificationId: "big")
         #expect(
             after.allSatisfy { $0.state == .delivered },
