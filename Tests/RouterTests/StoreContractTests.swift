@@ -452,6 +452,61 @@ import Testing
         #expect(free.deliveries.count == 6)
     }
 
+    /// `mode: first`: recording a delivered result suppresses the step's pending rows on the later
+    /// channels, and nothing else (not another step, not another channel, not without a delivery).
+    @Test(arguments: StoreKind.allCases) func aDeliveredRecordSuppressesTheStepsLaterChannels(store kind: StoreKind)
+        throws
+    {
+        let store = try kind.open()
+        let n = HeraldNotification(id: "first", title: "t")
+        func row(_ id: String, step: Int, position: Int, channel: String) -> DeliveryRecord {
+            DeliveryRecord(
+                id: id, notificationId: n.id, step: step, position: position, channel: channel, deviceId: "d",
+                platform: "phone", state: .pending, updatedAt: Self.t0)
+        }
+        let rows = [
+            row("local", step: 0, position: 0, channel: "local"),
+            row("cloud-a", step: 0, position: 1, channel: "cloud"),
+            row("cloud-b", step: 0, position: 1, channel: "cloud"),
+            row("other", step: 0, position: 2, channel: "other"),
+            row("cloud-later", step: 1, position: 0, channel: "cloud"),
+        ]
+        let steps = [
+            StepRule(mode: .first, unlessDelivered: nil, timeout: nil),
+            StepRule(mode: .all, unlessDelivered: nil, timeout: nil),
+        ]
+        try store.insertNotification(n, steps: steps, deliveries: rows, now: Self.t0)
+        let rule = StepSuppression(
+            notificationId: n.id, step: 0, channels: ["cloud"], reason: "mode first: delivered by local")
+        let later = Self.t0.addingTimeInterval(1)
+
+        // A failure suppresses nothing.
+        let failed = try store.record(
+            [AttemptRecord(deliveryId: "local", attempt: 1, state: .failed, reason: "not connected")], now: later,
+            suppressing: rule)
+        #expect(failed.suppressed.isEmpty)
+        #expect(try store.deliveries(notificationId: n.id).filter { $0.state == .pending }.count == 4)
+
+        // A delivery suppresses the step's cloud rows, as they are now.
+        let delivered = try store.record(
+            [AttemptRecord(deliveryId: "local", attempt: 2, state: .delivered)], now: later, suppressing: rule)
+        #expect(delivered.removed.isEmpty)
+        #expect(Set(delivered.suppressed.map(\.id)) == ["cloud-a", "cloud-b"])
+        #expect(delivered.suppressed.allSatisfy { $0.state == .suppressed && $0.reason == rule.reason })
+        let states = Dictionary(uniqueKeysWithValues: try store.deliveries(notificationId: n.id).map { ($0.id, $0) })
+        #expect(states["local"]?.state == .delivered)
+        #expect(states["cloud-a"]?.state == .suppressed)
+        #expect(states["cloud-a"]?.reason == rule.reason)
+        #expect(states["cloud-b"]?.state == .suppressed)
+        #expect(states["other"]?.state == .pending)
+        #expect(states["cloud-later"]?.state == .pending)
+
+        // Again: nothing left to suppress.
+        let again = try store.record(
+            [AttemptRecord(deliveryId: "local", attempt: 2, state: .delivered)], now: later, suppressing: rule)
+        #expect(again.suppressed.isEmpty)
+    }
+
     @Test(arguments: StoreKind.allCases) func platformCountsAndDevicesByKey(store kind: StoreKind) throws {
         let store = try kind.open()
         try Self.registerFanoutDevices(store)

@@ -84,7 +84,8 @@ struct Executor: Sendable {
                     for channel in channelsInOrder {
                         group.addTask {
                             await self.runPending(
-                                stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
+                                stored: stored, step: index, channel: channel, graph: graph, deadline: deadline
+                            ).failure
                         }
                     }
                     var first: (any Error)?
@@ -98,15 +99,24 @@ struct Executor: Sendable {
                     let already = tallies.contains {
                         $0.step == index && $0.channel == channel && $0.state == .delivered
                     }
-                    if !already,
-                        let failure = await runPending(
-                            stored: stored, step: index, channel: channel, graph: graph, deadline: deadline)
-                    {
-                        throw failure
+                    let rest = Set(channelsInOrder[(i + 1)...])
+                    if !already {
+                        // A delivered result suppresses the later channels' rows in the transaction that
+                        // records it: one write, and no read of the tallies to decide.
+                        let suppression =
+                            rest.isEmpty
+                            ? nil
+                            : StepSuppression(
+                                notificationId: notificationId, step: index, channels: rest,
+                                reason: "mode first: delivered by \(channel)")
+                        let ran = await runPending(
+                            stored: stored, step: index, channel: channel, graph: graph, deadline: deadline,
+                            suppression: suppression)
+                        if let failure = ran.failure { throw failure }
+                        if ran.suppressedRest { break }
                     }
                     let now = try store.deliveryTallies(notificationId: notificationId)
                     if now.contains(where: { $0.step == index && $0.channel == channel && $0.state == .delivered }) {
-                        let rest = Set(channelsInOrder[(i + 1)...])
                         if !rest.isEmpty {
                             try suppressPending(
                                 notificationId, step: index, channels: rest,
@@ -155,10 +165,12 @@ struct Executor: Sendable {
 
     /// Claims and attempts one channel's pending deliveries of a step, a page
     /// (`chunkSize × chunksInFlight`) at a time as the chunks in flight need them; returns the store
-    /// failure (claim or record) that stopped it.
-    private func runPending(stored: StoredNotification, step: Int, channel: String, graph: RouterGraph, deadline: Date?)
-        async -> (any Error)?
-    {
+    /// failure (claim or record) that stopped it, and whether a delivered result suppressed
+    /// `suppression`'s rows as it was recorded.
+    private func runPending(
+        stored: StoredNotification, step: Int, channel: String, graph: RouterGraph, deadline: Date?,
+        suppression: StepSuppression? = nil
+    ) async -> (failure: (any Error)?, suppressedRest: Bool) {
         let (store, clock, owner, lease) = (self.store, self.clock, self.owner, self.leaseDuration)
         let notificationId = stored.notification.id
         let pageSize = max(1, chunkSize) * max(1, chunksInFlight)
@@ -167,9 +179,11 @@ struct Executor: Sendable {
                 notificationId: notificationId, step: step, channel: channel, owner: owner,
                 until: clock.now().adding(lease), now: clock.now(), after: after, limit: pageSize)
         }
-        return await attempt(
+        let suppressed = Locked(false)
+        let failure = await attempt(
             source, notification: stored.notification, createdAt: stored.createdAt, graph: graph, deadline: deadline,
-            channelName: channel)
+            channelName: channel, suppression: suppression.map { ($0, suppressed) })
+        return (failure, suppressed.withLock { $0 })
     }
 
     // MARK: Leases
@@ -319,9 +333,12 @@ struct Executor: Sendable {
     /// chunk (claiming the next page when the source needs one) only after recording its last one, and
     /// nothing new is taken once a claim or a record failed: the failure is returned, and rows claimed
     /// but not sent stay leased, unsent, until the lease expires.
+    ///
+    /// With `suppression`, each chunk's results are recorded with it
+    /// (``HeraldStore/record(_:now:suppressing:)``), and its flag is set once a record suppressed rows.
     func attempt(
         _ source: ChunkSource, notification: HeraldNotification, createdAt: Date?, graph: RouterGraph,
-        deadline: Date?, channelName: String
+        deadline: Date?, channelName: String, suppression: (rule: StepSuppression, hit: Locked<Bool>)? = nil
     ) async -> (any Error)? {
         guard let spec = graph.spec(channelName), let channel = graph.channels[channelName] else {
             return recordFinal(
@@ -375,7 +392,7 @@ struct Executor: Sendable {
                             }
                             if let error = await self.attemptChunk(
                                 chunk, channel: channel, spec: spec, notification: notification, pendingBadge: badge,
-                                deadline: deadline, devices: devices, expiresAt: expiresAt)
+                                deadline: deadline, devices: devices, expiresAt: expiresAt, suppression: suppression)
                             {
                                 failure.set(error)
                             }
@@ -391,14 +408,22 @@ struct Executor: Sendable {
 
     private func attemptChunk(
         _ chunk: [DeliveryRecord], channel: any Channel, spec: ChannelSpec, notification: HeraldNotification,
-        pendingBadge: Int?, deadline: Date?, devices: [String: Device], expiresAt: Date?
+        pendingBadge: Int?, deadline: Date?, devices: [String: Device], expiresAt: Date?,
+        suppression: (rule: StepSuppression, hit: Locked<Bool>)?
     ) async -> (any Error)? {
         let attempts = await deliverChunk(
             chunk, channel: channel, spec: spec, notification: notification, pendingBadge: pendingBadge,
             deadline: deadline, devices: devices, expiresAt: expiresAt)
         let now = clock.now()
+        var suppressed: [DeliveryRecord] = []
         do {
-            let removed = try store.record(attempts, now: now)
+            let removed: [Device]
+            if let suppression {
+                (removed, suppressed) = try store.record(attempts, now: now, suppressing: suppression.rule)
+                if !suppressed.isEmpty { suppression.hit.withLock { $0 = true } }
+            } else {
+                removed = try store.record(attempts, now: now)
+            }
             for d in removed {
                 let reason = attempts.first { $0.removeDevice?.deviceId == d.deviceId }?.reason ?? "dead"
                 events.emit(.deviceRemoved(d, channel: spec.name, reason: reason))
@@ -414,6 +439,7 @@ struct Executor: Sendable {
                 events.emit(.delivery(r.applying(a, at: now)))
             }
         }
+        for r in suppressed { events.emit(.delivery(r)) }
         return nil
     }
 

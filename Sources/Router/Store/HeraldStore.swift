@@ -39,6 +39,12 @@ public protocol HeraldStore: Sendable {
     func suppress(deliveryIds: [String], reason: String, now: Date) throws
     /// Applies attempt results, removing dead devices in the same transaction. Returns the removed devices.
     func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device]
+    /// Applies attempt results as ``record(_:now:)`` does and, when one of them is `delivered`, marks
+    /// `suppression`'s pending deliveries `suppressed` (a `mode: first` step's later channels). Returns
+    /// the removed devices and the deliveries it suppressed, as they are now. A default (two
+    /// transactions) is in `StepSuppression.swift`; ``SQLiteStore`` does it in one.
+    func record(_ attempts: [AttemptRecord], now: Date, suppressing suppression: StepSuppression) throws
+        -> (removed: [Device], suppressed: [DeliveryRecord])
     /// Notifications with `pending` deliveries not leased by a live owner (crash recovery).
     func notificationsWithPendingDeliveries(now: Date) throws -> [String]
     /// Releases every lease of `owners` at once (owners known to be gone; others expire by time).

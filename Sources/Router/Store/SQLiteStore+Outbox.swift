@@ -202,59 +202,100 @@ extension SQLiteStore {
                 deviceGeneration.add(1, ordering: .sequentiallyConsistent)
             }
         }
-        return try writing("record delivery results") { try recordAttempts(attempts, now: now) }
+        return try writing("record delivery results") {
+            try db.transaction { c in try SQLiteStore.recordAttempts(attempts, now: now, c) }
+        }
     }
 
-    private func recordAttempts(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
+    /// See ``HeraldStore``: the results and the suppression in one transaction, the suppression one
+    /// `UPDATE … RETURNING` over the notification's index.
+    public func record(_ attempts: [AttemptRecord], now: Date, suppressing suppression: StepSuppression) throws
+        -> (removed: [Device], suppressed: [DeliveryRecord])
+    {
+        guard attempts.contains(where: { $0.state == .delivered }), !suppression.channels.isEmpty else {
+            return (try record(attempts, now: now), [])
+        }
+        try checkWritable("record delivery results")
+        defer {
+            if attempts.contains(where: { $0.removeDevice != nil }) {
+                deviceGeneration.add(1, ordering: .sequentiallyConsistent)
+            }
+        }
+        return try writing("record delivery results") {
+            try db.transaction { c in
+                let removed = try SQLiteStore.recordAttempts(attempts, now: now, c)
+                let at = SQLiteStore.ms(now)
+                let rows = try c.query(
+                    """
+                    UPDATE deliveries SET state = 'suppressed', reason = \(suppression.reason), lease_owner = NULL,
+                      lease_until = NULL, updated_at = \(at)
+                    WHERE notification_id = \(suppression.notificationId) AND step = \(suppression.step)
+                      AND channel IN (\(list: suppression.channels.sorted())) AND state = 'pending'
+                    RETURNING *
+                    """)
+                var namespaces: [String: String] = [:]
+                var suppressed: [DeliveryRecord] = []
+                suppressed.reserveCapacity(rows.count)
+                for row in rows {
+                    suppressed.append(try row.delivery())
+                    try SQLiteStore.appendDeliveryEvent(
+                        of: row, outcome: "suppressed", attempt: Int(row.int("attempts") ?? 0),
+                        reason: suppression.reason, at: at, c, namespaces: &namespaces)
+                }
+                return (removed, suppressed)
+            }
+        }
+    }
+
+    /// Applies `attempts` inside the caller's transaction; returns the devices removed as dead.
+    private static func recordAttempts(_ attempts: [AttemptRecord], now: Date, _ c: SQLiteConnection) throws
+        -> [Device]
+    {
         // A chunk's results in three set-based statements (issue 19); a batch naming a delivery twice
         // keeps the row-by-row path, whose later result wins.
         if attempts.count > 1, Set(attempts.map(\.deliveryId)).count == attempts.count {
-            return try db.transaction { c in
-                // Slices of 1,000 keep each statement well under SQLite's bound-parameter limit.
-                try stride(from: 0, to: attempts.count, by: 1_000).flatMap {
-                    try SQLiteStore.recordBatch(Array(attempts[$0..<min(attempts.count, $0 + 1_000)]), now: now, c)
-                }
+            // Slices of 1,000 keep each statement well under SQLite's bound-parameter limit.
+            return try stride(from: 0, to: attempts.count, by: 1_000).flatMap {
+                try SQLiteStore.recordBatch(Array(attempts[$0..<min(attempts.count, $0 + 1_000)]), now: now, c)
             }
         }
-        return try db.transaction { c in
-            let at = SQLiteStore.ms(now)
-            var removed: [Device] = []
-            var namespaces: [String: String] = [:]
-            for a in attempts {
-                let details = a.detailsText
-                let state = a.state.rawValue
-                let updated = try c.query(
-                    """
-                    UPDATE deliveries SET state = \(state), attempts = \(a.attempt),
-                      next_attempt_at = \(a.nextAttemptAt.map(SQLiteStore.ms)), status = \(a.status),
-                      reason = \(a.reason), provider_id = COALESCE(\(a.providerMessageId), provider_id),
-                      details = COALESCE(\(details), details), lease_owner = NULL, lease_until = NULL, updated_at = \(at)
-                    WHERE id = \(a.deliveryId)
-                    RETURNING notification_id, channel, device_id
-                    """)
-                for row in updated {
-                    try SQLiteStore.appendDeliveryEvent(
-                        of: row, outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason, at: at, c,
-                        namespaces: &namespaces)
-                }
-                try c.run(
-                    """
-                    INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason)
-                    VALUES(\(a.deliveryId), \(a.attempt), \(at), \(state), \(a.status), \(a.reason))
-                    """)
-                if a.state == .dead, let r = a.removeDevice {
-                    let match: SQL = """
-                        namespace = \(r.namespace) AND device_id = \(r.deviceId) AND platform = \(r.platform)
-                          AND (\(r.address) IS NULL OR address IS \(r.address))
-                        """
-                    for row in try c.query("SELECT * FROM devices WHERE \(match)") {
-                        removed.append(try row.device())
-                    }
-                    try c.run("DELETE FROM devices WHERE \(match)")
-                }
+        let at = SQLiteStore.ms(now)
+        var removed: [Device] = []
+        var namespaces: [String: String] = [:]
+        for a in attempts {
+            let details = a.detailsText
+            let state = a.state.rawValue
+            let updated = try c.query(
+                """
+                UPDATE deliveries SET state = \(state), attempts = \(a.attempt),
+                  next_attempt_at = \(a.nextAttemptAt.map(SQLiteStore.ms)), status = \(a.status),
+                  reason = \(a.reason), provider_id = COALESCE(\(a.providerMessageId), provider_id),
+                  details = COALESCE(\(details), details), lease_owner = NULL, lease_until = NULL, updated_at = \(at)
+                WHERE id = \(a.deliveryId)
+                RETURNING notification_id, channel, device_id
+                """)
+            for row in updated {
+                try SQLiteStore.appendDeliveryEvent(
+                    of: row, outcome: a.state.reportOutcome, attempt: a.attempt, reason: a.reason, at: at, c,
+                    namespaces: &namespaces)
             }
-            return removed
+            try c.run(
+                """
+                INSERT OR REPLACE INTO attempts(delivery_id, attempt, at, outcome, status, reason)
+                VALUES(\(a.deliveryId), \(a.attempt), \(at), \(state), \(a.status), \(a.reason))
+                """)
+            if a.state == .dead, let r = a.removeDevice {
+                let match: SQL = """
+                    namespace = \(r.namespace) AND device_id = \(r.deviceId) AND platform = \(r.platform)
+                      AND (\(r.address) IS NULL OR address IS \(r.address))
+                    """
+                for row in try c.query("SELECT * FROM devices WHERE \(match)") {
+                    removed.append(try row.device())
+                }
+                try c.run("DELETE FROM devices WHERE \(match)")
+            }
         }
+        return removed
     }
 
     /// See ``HeraldStore``.
