@@ -271,7 +271,8 @@ public final class Router: Sendable {
         if let tag = notification.collapseTag {
             try store.addBadgeTag(namespace: notification.namespace, tag: tag, now: now)
         }
-        return StoredNotification(notification: notification, createdAt: now, steps: outline.steps)
+        return StoredNotification(
+            notification: notification, createdAt: now, steps: outline.steps, leasedUntil: lease?.until)
     }
 
     /// Routes one notification: plans it, persists it with every planned delivery (one

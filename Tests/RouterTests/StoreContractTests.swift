@@ -507,6 +507,47 @@ import Testing
         #expect(again.suppressed.isEmpty)
     }
 
+    /// A sender reads its rows born leased in pages (SQLite without a write); a page holding a row
+    /// that is not the sender's is claimed instead, so another owner's live lease is still respected.
+    @Test(arguments: StoreKind.allCases) func aSenderReadsItsRowsBornLeasedInPages(store kind: StoreKind) throws {
+        let store = try kind.open()
+        _ = try store.upsertDevices(
+            (0..<5).map { Device(deviceId: "d\($0)", platform: "phone", fields: ["token": .string("t\($0)")]) },
+            now: Self.t0)
+        let groups = [
+            OutboxGroup(step: 0, position: 0, channel: "fcm", platforms: ["phone"], state: .pending, reason: nil)
+        ]
+        let until = Self.t0.addingTimeInterval(60)
+        _ = try store.insertNotification(
+            HeraldNotification(id: "born", title: "t"), steps: Self.all, groups: groups,
+            lease: OutboxLease(owner: "sender", until: until), now: Self.t0
+        ) { _ in }
+        func page(_ owner: String, after: Int64) throws -> ClaimPage {
+            try store.leasedPending(
+                notificationId: "born", step: 0, channel: "fcm", owner: owner, until: until.addingTimeInterval(1),
+                now: Self.t0, after: after, limit: 3)
+        }
+        // Every row once, in order (SQLite in pages of 3; the default claims them in one).
+        var read: [[String?]] = []
+        var after: Int64? = 0
+        while let position = after {
+            let p = try page("sender", after: position)
+            if !p.records.isEmpty { read.append(p.records.map(\.deviceId)) }
+            after = p.next
+        }
+        #expect(read.flatMap { $0 } == ["d0", "d1", "d2", "d3", "d4"])
+        if kind == .sqlite { #expect(read.map(\.count) == [3, 2]) }
+        // Another owner gets nothing while the sender's lease lasts.
+        #expect(try page("other", after: 0).records.isEmpty)
+        if kind == .sqlite, let sqlite = store as? SQLiteStore {
+            // Read, not claimed: the leases are as the insert wrote them.
+            let untils = try sqlite.db.query("SELECT DISTINCT lease_until AS u FROM deliveries").compactMap {
+                $0.int("u")
+            }
+            #expect(untils == [SQLiteStore.ms(until)])
+        }
+    }
+
     @Test(arguments: StoreKind.allCases) func platformCountsAndDevicesByKey(store kind: StoreKind) throws {
         let store = try kind.open()
         try Self.registerFanoutDevices(store)

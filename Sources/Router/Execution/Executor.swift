@@ -174,10 +174,20 @@ struct Executor: Sendable {
         let (store, clock, owner, lease) = (self.store, self.clock, self.owner, self.leaseDuration)
         let notificationId = stored.notification.id
         let pageSize = max(1, chunkSize) * max(1, chunksInFlight)
+        // Rows born leased to this sender are read, not claimed again, while half their lease is left
+        // (the claim's write was a fifth of a waiting local push's store time); later pages of a long
+        // fan-out are claimed, which extends their leases.
+        let bornLeasedUntil = stored.leasedUntil
         let source = ChunkSource(chunkSize: max(1, chunkSize)) { after in
-            try store.claimPending(
+            let now = clock.now()
+            if let until = bornLeasedUntil, now.adding(lease / 2) < until {
+                return try store.leasedPending(
+                    notificationId: notificationId, step: step, channel: channel, owner: owner,
+                    until: now.adding(lease), now: now, after: after, limit: pageSize)
+            }
+            return try store.claimPending(
                 notificationId: notificationId, step: step, channel: channel, owner: owner,
-                until: clock.now().adding(lease), now: clock.now(), after: after, limit: pageSize)
+                until: now.adding(lease), now: now, after: after, limit: pageSize)
         }
         let suppressed = Locked(false)
         let failure = await attempt(

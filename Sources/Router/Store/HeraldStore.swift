@@ -143,6 +143,14 @@ public protocol HeraldStore: Sendable {
         notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date, after: Int64,
         limit: Int
     ) throws -> ClaimPage
+    /// The `pending` deliveries of one (notification, step, channel) leased to `owner`, in the pages
+    /// of ``claimPending(notificationId:step:channel:owner:until:now:after:limit:)``, read without
+    /// claiming them: for rows born leased to the caller (a send's, ``NotificationInsert``'s lease),
+    /// while at least half of that lease is left. The default claims them.
+    func leasedPending(
+        notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date, after: Int64,
+        limit: Int
+    ) throws -> ClaimPage
     /// Calls `body` with every delivery of a notification in the order of
     /// ``deliveries(notificationId:)``, reading them in pages.
     func forEachDelivery(notificationId: String, _ body: (DeliveryRecord) throws -> Void) throws
@@ -342,6 +350,16 @@ extension HeraldStore {
             records: try claimPending(
                 notificationId: notificationId, step: step, channel: channel, owner: owner, until: until, now: now),
             next: nil)
+    }
+
+    /// The default: claims them (``claimPending(notificationId:step:channel:owner:until:now:after:limit:)``).
+    public func leasedPending(
+        notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date, after: Int64,
+        limit: Int
+    ) throws -> ClaimPage {
+        try claimPending(
+            notificationId: notificationId, step: step, channel: channel, owner: owner, until: until, now: now,
+            after: after, limit: limit)
     }
 
     /// The default: ``deliveries(notificationId:)`` at once.

@@ -20,9 +20,24 @@ extension SQLiteStore {
         try checkWritable("store a notification")
         let at = SQLiteStore.ms(now)
         let (written, suppressedRows) = try db.transaction { c in
-            try SQLiteStore.insertItem(
+            let inserted = try SQLiteStore.insertItem(
                 NotificationInsert(notification: notification, steps: steps, groups: groups), lease: lease, at: at,
                 now: now, c)
+            // Rows born leased are read, not claimed, by their sender (``leasedPending``), so the
+            // claim's rehearsal of their record is made here: a store that could not record a result
+            // refuses the notification, and nothing is sent.
+            if let lease {
+                try writing("store a notification") {
+                    let ids = try c.query(
+                        """
+                        SELECT id FROM deliveries WHERE notification_id = \(notification.id) AND state = 'pending'
+                        ORDER BY rowid LIMIT \(SQLiteStore.rehearsedAtInsert)
+                        """
+                    ).compactMap { $0.string("id") }
+                    try SQLiteStore.rehearseRecord(ids, until: lease.until, now: now, c)
+                }
+            }
+            return inserted
         }
         for r in suppressedRows { suppressed(r) }
         return written
@@ -304,6 +319,42 @@ extension SQLiteStore {
                 return ClaimPage(records: claimed, next: claimed.count < limit ? nil : last)
             }
         }
+    }
+
+    /// How many of a notification's rows born leased ``insertNotification(_:steps:groups:lease:now:suppressed:)``
+    /// rehearses the record of (a first page; the rest of a large fan-out is bounded by the chunks in
+    /// flight, as after any failed record).
+    static let rehearsedAtInsert = 1_000
+
+    /// See ``HeraldStore``: one read (on the reader connection), no write. A page holding a row that is
+    /// not leased to `owner` (or whose lease has run out) is claimed instead, as
+    /// ``claimPending(notificationId:step:channel:owner:until:now:after:limit:)`` does.
+    public func leasedPending(
+        notificationId: String, step: Int, channel: String, owner: String, until: Date, now: Date, after: Int64,
+        limit: Int
+    ) throws -> ClaimPage {
+        let limit = max(1, limit)
+        let rows = try db.query(
+            """
+            SELECT rowid AS page_position, * FROM deliveries
+            WHERE notification_id = \(notificationId) AND step = \(step) AND channel = \(channel)
+              AND rowid > \(after) AND state = 'pending'
+            ORDER BY rowid LIMIT \(limit)
+            """)
+        let nowMs = SQLiteStore.ms(now)
+        guard rows.allSatisfy({ $0.string("lease_owner") == owner && ($0.int("lease_until") ?? 0) > nowMs }) else {
+            return try claimPending(
+                notificationId: notificationId, step: step, channel: channel, owner: owner, until: until, now: now,
+                after: after, limit: limit)
+        }
+        var last: Int64 = after
+        var records: [DeliveryRecord] = []
+        records.reserveCapacity(rows.count)
+        for row in rows {
+            records.append(try row.delivery())
+            last = max(last, row.int("page_position") ?? last)
+        }
+        return ClaimPage(records: records, next: records.count < limit ? nil : last)
     }
 
     /// See ``HeraldStore``: pages of 1,000 rows in `rowid` order, which is the order rows were inserted

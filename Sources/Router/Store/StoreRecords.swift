@@ -298,6 +298,9 @@ public struct StoredNotification: Sendable {
     public var createdAt: Date
     /// The step rules it was planned with, by step index.
     public var steps: [StepRule]
+    /// Until when its pending rows are leased to the sender that just stored them (born leased);
+    /// nil when read back from the store.
+    public var leasedUntil: Date? = nil
 }
 
 /// One entry of the store's event log (what `GET /v1/events` streams).
