@@ -56,6 +56,9 @@ public final class SQLiteStore: HeraldStore {
     /// costs no JSON decoding.
     private let deviceCache = Locked<[String: (dataVersion: Int64, generation: Int, devices: [Device])]>([:])
     let deviceGeneration = Atomic<Int>(0)
+    /// When (`DispatchTime` nanoseconds) a send's rehearsal of a record last succeeded; 0: never
+    /// (``insertNotification(_:steps:groups:lease:now:suppressed:)``).
+    let lastRehearsal = Atomic<UInt64>(0)
 
     /// Herald's `PRAGMA application_id` ("HRLD"): marks a file as a Herald store.
     static let applicationID: Int32 = 0x4852_4C44
