@@ -295,15 +295,9 @@ extension SQLiteStore {
                       ORDER BY rowid LIMIT \(limit))
                     RETURNING rowid AS page_position, *
                     """)
-                var last: Int64 = after
-                var claimed: [DeliveryRecord] = []
-                claimed.reserveCapacity(rows.count)
-                for row in rows {
-                    claimed.append(try row.delivery())
-                    last = max(last, row.int("page_position") ?? last)
-                }
-                try SQLiteStore.rehearseRecord(claimed.map(\.id), until: until, now: now, c)
-                return ClaimPage(records: claimed, next: claimed.count < limit ? nil : last)
+                let page = try SQLiteStore.page(rows, after: after, limit: limit)
+                try SQLiteStore.rehearseRecord(page.records.map(\.id), until: until, now: now, c)
+                return page
             }
         }
     }
@@ -342,23 +336,30 @@ extension SQLiteStore {
                 notificationId: notificationId, step: step, channel: channel, owner: owner, until: until, now: now,
                 after: after, limit: limit)
         }
+        let page = try SQLiteStore.page(rows, after: after, limit: limit)
+        let started = DispatchTime.now().uptimeNanoseconds
+        let vouched = lastRehearsal.load(ordering: .relaxed)
+        if !page.records.isEmpty, vouched == 0 || started &- vouched >= SQLiteStore.rehearsalInterval {
+            try writing("claim deliveries") {
+                // Outside a transaction, the rehearsal is one of its own, rolled back whole.
+                try db.withConnection { c in
+                    try SQLiteStore.rehearseRecord(page.records.map(\.id), until: until, now: now, c)
+                }
+            }
+            lastRehearsal.store(started, ordering: .relaxed)
+        }
+        return page
+    }
+
+    /// A page of delivery rows selected with `rowid AS page_position` in `rowid` order after `after`:
+    /// their records, and where the next page starts (nil when fewer than `limit` came).
+    static func page(_ rows: [SQLiteRow], after: Int64, limit: Int) throws -> ClaimPage {
         var last: Int64 = after
         var records: [DeliveryRecord] = []
         records.reserveCapacity(rows.count)
         for row in rows {
             records.append(try row.delivery())
             last = max(last, row.int("page_position") ?? last)
-        }
-        let started = DispatchTime.now().uptimeNanoseconds
-        let vouched = lastRehearsal.load(ordering: .relaxed)
-        if !records.isEmpty, vouched == 0 || started &- vouched >= SQLiteStore.rehearsalInterval {
-            try writing("claim deliveries") {
-                // Outside a transaction, the rehearsal is one of its own, rolled back whole.
-                try db.withConnection { c in
-                    try SQLiteStore.rehearseRecord(records.map(\.id), until: until, now: now, c)
-                }
-            }
-            lastRehearsal.store(started, ordering: .relaxed)
         }
         return ClaimPage(records: records, next: records.count < limit ? nil : last)
     }
