@@ -82,6 +82,25 @@ import Testing
         #expect(h.webpush.requests.isEmpty)
     }
 
+    /// More later-channel rows than one record suppresses (``StepSuppression/limit``): every one is
+    /// suppressed, none sent, on SQLite (the record, then the executor's pages) and PostgreSQL (the
+    /// executor's pages alone).
+    @Test(arguments: StoreKind.allCases) func modeFirstSuppressesAWideLaterChannel(store kind: StoreKind)
+        async throws
+    {
+        let h = try await Harness.make(
+            routes: "routes:\n  default:\n    - deliver: [sink, fcm]\n      mode: first\n", store: kind)
+        let phones = StepSuppression.limit + 5
+        _ = try await h.router.register(
+            (0..<phones).map { Device(deviceId: "p\($0)", platform: "phone", fields: ["token": .string("t\($0)")]) })
+        let report = try await h.router.send(HeraldNotification(title: "t"))
+        #expect(report.outcome("sink") == .delivered)
+        let fcm = report.deliveries.filter { $0.channel == "fcm" }
+        #expect(fcm.count == phones)
+        #expect(fcm.allSatisfy { $0.state == .suppressed && $0.reason == "mode first: delivered by sink" })
+        #expect(h.fcm.requests.isEmpty)
+    }
+
     @Test func modeFirstFallsThrough() async throws {
         let h = try await Harness.make(routes: Self.hapiRoutes)
         h.telegram.answer { t, _ in .dead(t, status: 403, reason: "bot was blocked by the user") }

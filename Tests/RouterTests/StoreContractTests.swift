@@ -452,8 +452,9 @@ import Testing
         #expect(free.deliveries.count == 6)
     }
 
-    /// `mode: first`: recording a delivered result suppresses the step's pending rows on the later
-    /// channels, and nothing else (not another step, not another channel, not without a delivery).
+    /// `mode: first`: on SQLite, recording a delivered result suppresses the step's pending rows on
+    /// the later channels, and nothing else (not another step, not another channel, not without a
+    /// delivery); the default (PostgreSQL) records only and leaves the suppression to the caller.
     @Test(arguments: StoreKind.allCases) func aDeliveredRecordSuppressesTheStepsLaterChannels(store kind: StoreKind)
         throws
     {
@@ -485,12 +486,27 @@ import Testing
             [AttemptRecord(deliveryId: "local", attempt: 1, state: .failed, reason: "not connected")], now: later,
             suppressing: rule)
         #expect(failed.suppressed.isEmpty)
+        #expect(!failed.complete)
         #expect(try store.deliveries(notificationId: n.id).filter { $0.state == .pending }.count == 4)
 
-        // A delivery suppresses the step's cloud rows, as they are now.
         let delivered = try store.record(
             [AttemptRecord(deliveryId: "local", attempt: 2, state: .delivered)], now: later, suppressing: rule)
         #expect(delivered.removed.isEmpty)
+        guard kind == .sqlite else {
+            // The default: the result recorded, the suppression left to the caller.
+            #expect(!delivered.complete)
+            #expect(delivered.suppressed.isEmpty)
+            let states = Dictionary(
+                uniqueKeysWithValues: try store.deliveries(notificationId: n.id).map { ($0.id, $0.state) })
+            #expect(
+                states == [
+                    "local": .delivered, "cloud-a": .pending, "cloud-b": .pending, "other": .pending,
+                    "cloud-later": .pending,
+                ])
+            return
+        }
+        // SQLite: the step's cloud rows suppressed in the same transaction, as they are now.
+        #expect(delivered.complete)
         #expect(Set(delivered.suppressed.map(\.id)) == ["cloud-a", "cloud-b"])
         #expect(delivered.suppressed.allSatisfy { $0.state == .suppressed && $0.reason == rule.reason })
         let states = Dictionary(uniqueKeysWithValues: try store.deliveries(notificationId: n.id).map { ($0.id, $0) })
@@ -505,6 +521,35 @@ import Testing
         let again = try store.record(
             [AttemptRecord(deliveryId: "local", attempt: 2, state: .delivered)], now: later, suppressing: rule)
         #expect(again.suppressed.isEmpty)
+        #expect(again.complete)
+    }
+
+    /// One record suppresses at most ``StepSuppression/limit`` rows and says when rows are left, so a
+    /// large fan-out's later channel is suppressed by the caller in pages.
+    @Test func aRecordSuppressesAtMostItsLimit() throws {
+        let store = try StoreKind.sqlite.open()
+        let n = HeraldNotification(id: "wide", title: "t")
+        let count = StepSuppression.limit + 1
+        let first = DeliveryRecord(
+            id: "sink", notificationId: n.id, step: 0, position: 0, channel: "sink", deviceId: nil, platform: nil,
+            state: .pending, updatedAt: Self.t0)
+        let rest = (0..<count).map { i in
+            DeliveryRecord(
+                id: String(format: "fcm-%05d", i), notificationId: n.id, step: 0, position: 1, channel: "fcm",
+                deviceId: "d\(i)", platform: "phone", state: .pending, updatedAt: Self.t0)
+        }
+        try store.insertNotification(
+            n, steps: [StepRule(mode: .first, unlessDelivered: nil, timeout: nil)], deliveries: [first] + rest,
+            now: Self.t0)
+        let rule = StepSuppression(notificationId: n.id, step: 0, channels: ["fcm"], reason: "mode first")
+        let delivered = [AttemptRecord(deliveryId: "sink", attempt: 1, state: .delivered)]
+        let page = try store.record(delivered, now: Self.t0, suppressing: rule)
+        #expect(page.suppressed.count == StepSuppression.limit)
+        #expect(!page.complete)
+        let last = try store.record(delivered, now: Self.t0, suppressing: rule)
+        #expect(last.suppressed.map(\.id) == [String(format: "fcm-%05d", count - 1)])
+        #expect(last.complete)
+        #expect(try store.deliveries(notificationId: n.id).filter { $0.state == .suppressed }.count == count)
     }
 
     /// A sender reads its rows born leased in pages (SQLite without a write); a page holding a row

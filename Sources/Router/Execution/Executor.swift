@@ -165,8 +165,8 @@ struct Executor: Sendable {
 
     /// Claims and attempts one channel's pending deliveries of a step, a page
     /// (`chunkSize × chunksInFlight`) at a time as the chunks in flight need them; returns the store
-    /// failure (claim or record) that stopped it, and whether a delivered result suppressed
-    /// `suppression`'s rows as it was recorded.
+    /// failure (claim or record) that stopped it, and whether a delivered result's record suppressed
+    /// every pending row of `suppression`.
     private func runPending(
         stored: StoredNotification, step: Int, channel: String, graph: RouterGraph, deadline: Date?,
         suppression: StepSuppression? = nil
@@ -345,7 +345,8 @@ struct Executor: Sendable {
     /// but not sent stay leased, unsent, until the lease expires.
     ///
     /// With `suppression`, each chunk's results are recorded with it
-    /// (``HeraldStore/record(_:now:suppressing:)``), and its flag is set once a record suppressed rows.
+    /// (``HeraldStore/record(_:now:suppressing:)``), and its flag is set once a record left none of
+    /// its rows pending.
     func attempt(
         _ source: ChunkSource, notification: HeraldNotification, createdAt: Date?, graph: RouterGraph,
         deadline: Date?, channelName: String, suppression: (rule: StepSuppression, hit: Locked<Bool>)? = nil
@@ -429,8 +430,9 @@ struct Executor: Sendable {
         do {
             let removed: [Device]
             if let suppression {
-                (removed, suppressed) = try store.record(attempts, now: now, suppressing: suppression.rule)
-                if !suppressed.isEmpty { suppression.hit.withLock { $0 = true } }
+                let recorded = try store.record(attempts, now: now, suppressing: suppression.rule)
+                (removed, suppressed) = (recorded.removed, recorded.suppressed)
+                if recorded.complete { suppression.hit.withLock { $0 = true } }
             } else {
                 removed = try store.record(attempts, now: now)
             }

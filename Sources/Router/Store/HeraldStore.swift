@@ -39,12 +39,14 @@ public protocol HeraldStore: Sendable {
     func suppress(deliveryIds: [String], reason: String, now: Date) throws
     /// Applies attempt results, removing dead devices in the same transaction. Returns the removed devices.
     func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device]
-    /// Applies attempt results as ``record(_:now:)`` does and, when one of them is `delivered`, marks
-    /// `suppression`'s pending deliveries `suppressed` (a `mode: first` step's later channels). Returns
-    /// the removed devices and the deliveries it suppressed, as they are now. A default (two
-    /// transactions) is in `StepSuppression.swift`; ``SQLiteStore`` does it in one.
+    /// Applies attempt results as ``record(_:now:)`` does and, when one of them is `delivered`, may
+    /// mark `suppression`'s pending deliveries `suppressed` in the same transaction (a `mode: first`
+    /// step's later channels), at most ``StepSuppression/limit`` of them. Returns the removed devices,
+    /// the deliveries it suppressed (as they are now), and `complete`: true when a delivered result
+    /// was recorded and no pending delivery of the rule is left; otherwise the caller suppresses
+    /// (what is left). The default (in `StepSuppression.swift`) records only.
     func record(_ attempts: [AttemptRecord], now: Date, suppressing suppression: StepSuppression) throws
-        -> (removed: [Device], suppressed: [DeliveryRecord])
+        -> (removed: [Device], suppressed: [DeliveryRecord], complete: Bool)
     /// Notifications with `pending` deliveries not leased by a live owner (crash recovery).
     func notificationsWithPendingDeliveries(now: Date) throws -> [String]
     /// Releases every lease of `owners` at once (owners known to be gone; others expire by time).

@@ -177,44 +177,66 @@ extension SQLiteStore {
         try db.transaction { c in
             var namespaces: [String: String] = [:]
             for id in deliveryIds {
-                let changed = try c.query(
-                    """
-                    UPDATE deliveries SET state = 'suppressed', reason = \(reason), lease_owner = NULL,
-                      lease_until = NULL, updated_at = \(SQLiteStore.ms(now))
-                    WHERE id = \(id) AND state = 'pending'
-                    RETURNING notification_id, channel, device_id, attempts
-                    """)
-                for row in changed {
-                    try SQLiteStore.appendDeliveryEvent(
-                        of: row, outcome: "suppressed", attempt: Int(row.int("attempts") ?? 0), reason: reason,
-                        at: SQLiteStore.ms(now), c, namespaces: &namespaces)
-                }
+                _ = try SQLiteStore.markSuppressed(
+                    "id = \(id)", limit: 1, reason: reason, at: SQLiteStore.ms(now), c, namespaces: &namespaces)
             }
         }
+    }
+
+    /// Marks the pending deliveries `filter` selects `suppressed` with `reason`, at most `limit` of
+    /// them in `rowid` order, each with its event-log entry, inside the caller's transaction; returns
+    /// their rows as they are now.
+    static func markSuppressed(
+        _ filter: SQL, limit: Int, reason: String, at: Int64, _ c: SQLiteConnection,
+        namespaces: inout [String: String]
+    ) throws -> [SQLiteRow] {
+        let rows = try c.query(
+            """
+            UPDATE deliveries SET state = 'suppressed', reason = \(reason), lease_owner = NULL, lease_until = NULL,
+              updated_at = \(at)
+            WHERE rowid IN (
+              SELECT rowid FROM deliveries WHERE \(filter) AND state = 'pending' ORDER BY rowid LIMIT \(limit))
+            RETURNING *
+            """)
+        for row in rows {
+            try appendDeliveryEvent(
+                of: row, outcome: "suppressed", attempt: Int(row.int("attempts") ?? 0), reason: reason, at: at, c,
+                namespaces: &namespaces)
+        }
+        return rows
     }
 
     /// See ``HeraldStore``.
     public func record(_ attempts: [AttemptRecord], now: Date) throws -> [Device] {
         guard !attempts.isEmpty else { return [] }
-        try checkWritable("record delivery results")
-        defer {
-            if attempts.contains(where: { $0.removeDevice != nil }) {
-                deviceGeneration.add(1, ordering: .sequentiallyConsistent)
-            }
-        }
-        return try writing("record delivery results") {
-            try db.transaction { c in try SQLiteStore.recordAttempts(attempts, now: now, c) }
-        }
+        return try recording(attempts, now: now) { _ in }.removed
     }
 
     /// See ``HeraldStore``: the results and the suppression in one transaction, the suppression one
     /// `UPDATE … RETURNING` over the notification's index.
     public func record(_ attempts: [AttemptRecord], now: Date, suppressing suppression: StepSuppression) throws
-        -> (removed: [Device], suppressed: [DeliveryRecord])
+        -> (removed: [Device], suppressed: [DeliveryRecord], complete: Bool)
     {
         guard attempts.contains(where: { $0.state == .delivered }), !suppression.channels.isEmpty else {
-            return (try record(attempts, now: now), [])
+            return (try record(attempts, now: now), [], false)
         }
+        let (removed, rows) = try recording(attempts, now: now) { c in
+            var namespaces: [String: String] = [:]
+            return try SQLiteStore.markSuppressed(
+                """
+                notification_id = \(suppression.notificationId) AND step = \(suppression.step)
+                  AND channel IN (\(list: suppression.channels.sorted()))
+                """, limit: StepSuppression.limit, reason: suppression.reason, at: SQLiteStore.ms(now), c,
+                namespaces: &namespaces)
+        }
+        return (removed, try rows.map { try $0.delivery() }, rows.count < StepSuppression.limit)
+    }
+
+    /// Records `attempts`, then runs `then`, in one transaction; returns the devices removed as dead
+    /// and what `then` returned.
+    private func recording<T>(_ attempts: [AttemptRecord], now: Date, then: (SQLiteConnection) throws -> T) throws
+        -> (removed: [Device], then: T)
+    {
         try checkWritable("record delivery results")
         defer {
             if attempts.contains(where: { $0.removeDevice != nil }) {
@@ -222,28 +244,7 @@ extension SQLiteStore {
             }
         }
         return try writing("record delivery results") {
-            try db.transaction { c in
-                let removed = try SQLiteStore.recordAttempts(attempts, now: now, c)
-                let at = SQLiteStore.ms(now)
-                let rows = try c.query(
-                    """
-                    UPDATE deliveries SET state = 'suppressed', reason = \(suppression.reason), lease_owner = NULL,
-                      lease_until = NULL, updated_at = \(at)
-                    WHERE notification_id = \(suppression.notificationId) AND step = \(suppression.step)
-                      AND channel IN (\(list: suppression.channels.sorted())) AND state = 'pending'
-                    RETURNING *
-                    """)
-                var namespaces: [String: String] = [:]
-                var suppressed: [DeliveryRecord] = []
-                suppressed.reserveCapacity(rows.count)
-                for row in rows {
-                    suppressed.append(try row.delivery())
-                    try SQLiteStore.appendDeliveryEvent(
-                        of: row, outcome: "suppressed", attempt: Int(row.int("attempts") ?? 0),
-                        reason: suppression.reason, at: at, c, namespaces: &namespaces)
-                }
-                return (removed, suppressed)
-            }
+            try db.transaction { c in (try SQLiteStore.recordAttempts(attempts, now: now, c), try then(c)) }
         }
     }
 

@@ -56,8 +56,8 @@ public final class SQLiteStore: HeraldStore {
     /// costs no JSON decoding.
     private let deviceCache = Locked<[String: (dataVersion: Int64, generation: Int, devices: [Device])]>([:])
     let deviceGeneration = Atomic<Int>(0)
-    /// When (`DispatchTime` nanoseconds) a send's rehearsal of a record last succeeded; 0: never
-    /// (``insertNotification(_:steps:groups:lease:now:suppressed:)``).
+    /// When (`DispatchTime` nanoseconds) a sender's rehearsal of a record last succeeded; 0: never
+    /// (``leasedPending(notificationId:step:channel:owner:until:now:after:limit:)``).
     let lastRehearsal = Atomic<UInt64>(0)
 
     /// Herald's `PRAGMA application_id` ("HRLD"): marks a file as a Herald store.

@@ -14,6 +14,10 @@ public struct StepSuppression: Sendable, Equatable {
     /// The reason each suppressed delivery gets.
     public var reason: String
 
+    /// The most rows one record suppresses: past it the caller suppresses the rest in pages, so
+    /// memory does not grow with a large fan-out's later channels.
+    public static let limit = 1_000
+
     /// Creates a rule.
     public init(notificationId: String, step: Int, channels: Set<String>, reason: String) {
         self.notificationId = notificationId
@@ -24,33 +28,12 @@ public struct StepSuppression: Sendable, Equatable {
 }
 
 extension HeraldStore {
-    /// Records the results as ``record(_:now:)`` does, then, when one of them is `delivered`, suppresses
-    /// `suppression`'s pending deliveries as ``suppress(deliveryIds:reason:now:)`` does: two
-    /// transactions. ``SQLiteStore`` overrides it with one; this default serves other stores.
+    /// The default records the results only (``record(_:now:)``) and reports the suppression as not
+    /// done (`complete` false), so the caller suppresses as it does for any other store write.
+    /// ``SQLiteStore`` does both in one transaction.
     public func record(_ attempts: [AttemptRecord], now: Date, suppressing suppression: StepSuppression) throws
-        -> (removed: [Device], suppressed: [DeliveryRecord])
+        -> (removed: [Device], suppressed: [DeliveryRecord], complete: Bool)
     {
-        let removed = try record(attempts, now: now)
-        guard attempts.contains(where: { $0.state == .delivered }), !suppression.channels.isEmpty else {
-            return (removed, [])
-        }
-        var pending: [DeliveryRecord] = []
-        try forEachDelivery(notificationId: suppression.notificationId) { r in
-            if r.step == suppression.step, r.state == .pending, suppression.channels.contains(r.channel) {
-                pending.append(r)
-            }
-        }
-        guard !pending.isEmpty else { return (removed, []) }
-        try suppress(deliveryIds: pending.map(\.id), reason: suppression.reason, now: now)
-        return (
-            removed,
-            pending.map { r in
-                var r = r
-                r.state = .suppressed
-                r.reason = suppression.reason
-                r.updatedAt = now
-                return r
-            }
-        )
+        (try record(attempts, now: now), [], false)
     }
 }
