@@ -35,7 +35,7 @@ public struct RelayDelivery: Sendable {
     public init(
         channelName: String, clock: any HeraldClock, channel: @escaping @Sendable (String) -> (any Channel)?,
         stateStore: @escaping @Sendable (String) -> any ChannelStateStore,
-        newId: @escaping @Sendable () -> String = { UUID().uuidString.lowercased() },
+        newId: @escaping @Sendable () -> String = { UUIDGenerator.make(random: SystemRandom()) },
         countPush: @escaping @Sendable (DeliveryOutcome) -> Void = { _ in }, gate: RelayPushGate? = nil
     ) {
         self.gate = gate
