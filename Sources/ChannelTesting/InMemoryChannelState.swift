@@ -24,6 +24,18 @@ public final class InMemoryChannelState: ChannelStateStore {
         }
     }
 
+    /// Atomic read-modify-write that also reads `others` under the same lock.
+    public func update<T>(
+        _ key: String, reading others: [String],
+        _ body: ([UInt8]?, [[UInt8]?]) throws -> (newValue: [UInt8]?, result: T)
+    ) throws -> T {
+        try values.withLock { v in
+            let (n, r) = try body(v[key], others.map { v[$0] })
+            v[key] = n
+            return r
+        }
+    }
+
     /// Every key currently stored.
     public var keys: [String] { values.withLock { Array($0.keys).sorted() } }
 }

@@ -276,6 +276,48 @@ import Testing
         #expect(final.map { String(decoding: $0, as: UTF8.self) } == String(4 * perWorker))
     }
 
+    /// `update(_:reading:_:)` hands the body the other keys' values in order (nil when absent),
+    /// writes only `key`, and writes nothing when the body throws; a rewritten value replaces the
+    /// old one (the SQLite upsert), and nil deletes.
+    @Test(arguments: StoreKind.allCases) func channelStateUpdateReadsOtherKeysInItsTransaction(store kind: StoreKind)
+        throws
+    {
+        let state = try kind.open().channelState("relay.pulse")
+        try state.setValue(Array("phone".utf8), forKey: "phone:d1")
+        try state.setValue(Array("key".utf8), forKey: "key:d1:s1")
+        let seen: [String?] = try state.update("ledger:d1:s1", reading: ["phone:d1", "nope", "key:d1:s1"]) {
+            current, values in
+            #expect(current == nil)
+            return (Array("v1".utf8), values.map { $0.map { String(decoding: $0, as: UTF8.self) } })
+        }
+        #expect(seen == ["phone", nil, "key"])
+        #expect(try state.value(forKey: "ledger:d1:s1") == Array("v1".utf8))
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try state.update("ledger:d1:s1", reading: ["phone:d1"]) { _, _ -> (newValue: [UInt8]?, result: Int) in
+                throw Refused()
+            }
+        }
+        #expect(throws: Refused.self) {
+            try state.update("ledger:d1:s2", reading: ["phone:d1"]) { _, _ -> (newValue: [UInt8]?, result: Int) in
+                throw Refused()
+            }
+        }
+        #expect(try state.value(forKey: "ledger:d1:s1") == Array("v1".utf8), "a refused body changes nothing")
+        #expect(try state.value(forKey: "ledger:d1:s2") == nil, "nor creates its key")
+        let previous: String? = try state.update("ledger:d1:s1", reading: []) { current, values in
+            #expect(values.isEmpty)
+            return (Array(repeating: 7, count: 5000), current.map { String(decoding: $0, as: UTF8.self) })
+        }
+        #expect(previous == "v1")
+        #expect(try state.value(forKey: "ledger:d1:s1") == Array(repeating: 7, count: 5000))
+        try state.setValue(Array("v3".utf8), forKey: "ledger:d1:s1")
+        #expect(try state.value(forKey: "ledger:d1:s1") == Array("v3".utf8))
+        _ = try state.update("ledger:d1:s1", reading: ["phone:d1"]) { _, _ in (nil, 0) }
+        #expect(try state.value(forKey: "ledger:d1:s1") == nil)
+        #expect(try state.value(forKey: "phone:d1") == Array("phone".utf8), "the others are only read")
+    }
+
     /// Writers committing concurrently never make a reader miss an entry: sequence numbers follow
     /// commit order, so polling `after: last seen` sees every entry exactly once.
     @Test(arguments: StoreKind.allCases) func theEventLogIsReadInCommitOrder(store kind: StoreKind) async throws {

@@ -29,6 +29,15 @@ struct PostgresChannelState: ChannelStateStore {
     /// and locked with `SELECT … FOR UPDATE` for the whole read-modify-write, so two workers
     /// updating the same key (a Pulse revision, a Telegram flood window) run one after the other.
     func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
+        try update(key, reading: []) { current, _ in try body(current) }
+    }
+
+    /// The others are read after `key`'s row is locked, in its transaction (plain reads: a change to
+    /// them committed by another process meanwhile is seen by the next update).
+    func update<T>(
+        _ key: String, reading others: [String],
+        _ body: ([UInt8]?, [[UInt8]?]) throws -> (newValue: [UInt8]?, result: T)
+    ) throws -> T {
         try db.transaction { c in
             try c.run(
                 """
@@ -38,7 +47,8 @@ struct PostgresChannelState: ChannelStateStore {
                 """)
             let current = try c.queryOne(
                 "\(StoreSQL.channelState(channel, key: key) as PostgresSQL) FOR UPDATE")?.bytes("value")
-            let (newValue, result) = try body(current)
+            let values = try others.map { try c.queryOne(StoreSQL.channelState(channel, key: $0))?.bytes("value") }
+            let (newValue, result) = try body(current, values)
             if let newValue {
                 try c.run(
                     """

@@ -22,9 +22,13 @@ struct SQLiteChannelState: ChannelStateStore {
     /// The statement that stores `value` under `key`, or removes the key when `value` is nil.
     func write(_ value: [UInt8]?, forKey key: String) -> SQL {
         guard let value else { return StoreSQL.removeChannelState(channel, key: key) }
+        // An upsert rewrites the row where it is; INSERT OR REPLACE deleted it and inserted it again
+        // under a new rowid (its old and new table pages, the key index and the freelist: about six
+        // WAL pages for one changed value).
         return """
-            INSERT OR REPLACE INTO channel_state(channel, key, value, updated_at)
+            INSERT INTO channel_state(channel, key, value, updated_at)
             VALUES(\(channel), \(key), \(value), \(SQLiteStore.ms(clock.now())))
+            ON CONFLICT(channel, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
             """
     }
 
@@ -34,6 +38,22 @@ struct SQLiteChannelState: ChannelStateStore {
             let current = try c.queryOne(StoreSQL.channelState(channel, key: key))?
                 .bytes("value")
             let (newValue, result) = try body(current)
+            try c.run(write(newValue, forKey: key))
+            return result
+        }
+    }
+
+    /// The reads and the update in one write transaction (on the writer connection, whose page cache
+    /// a commit of its own does not drop; the reader connection's is dropped by every commit).
+    func update<T>(
+        _ key: String, reading others: [String],
+        _ body: ([UInt8]?, [[UInt8]?]) throws -> (newValue: [UInt8]?, result: T)
+    ) throws -> T {
+        try store.checkWritable("save the state of channel \(channel)")
+        return try db.transaction { c in
+            let current = try c.queryOne(StoreSQL.channelState(channel, key: key))?.bytes("value")
+            let values = try others.map { try c.queryOne(StoreSQL.channelState(channel, key: $0))?.bytes("value") }
+            let (newValue, result) = try body(current, values)
             try c.run(write(newValue, forKey: key))
             return result
         }
