@@ -243,6 +243,10 @@ import Testing
         let bytes = l.bytes
         #expect(bytes.first == 1)
         #expect(PulseLedger(bytes) == l)
+        #expect(PulseLedger(bytes).refs["r"]?.storedToken == .hex([0xAB, 0x12]), "lower-case hex kept as its bytes")
+        #expect(PulseLedger(bytes).refs["odd"]?.storedToken == .text("ABC"), "other text kept as it is")
+        #expect(PulseLedger(bytes).refs["r"]?.token == "ab12")
+        #expect(PulseStoredToken("abc") == .text("abc") && PulseStoredToken("0g") == .text("0g"))
         #expect(PulseLedger(Array(bytes.dropLast())) == PulseLedger())
         #expect(PulseLedger([1, 0xFF, 0xFF, 0xFF]) == PulseLedger())
 

@@ -11,8 +11,14 @@ struct PulseLedger: Equatable {
     struct Activity: Equatable {
         /// The last revision accepted.
         var revision: Int64 = -1
-        /// The activity's own push token (hex), reported by the app.
-        var token: String?
+        /// The activity's own push token as stored (lower-case hex as its bytes), reported by the app.
+        var storedToken: PulseStoredToken?
+        /// The activity's own push token (hex), reported by the app. A push decodes and re-encodes
+        /// every ref of its ledger but sends to one: the text is made only when asked for.
+        var token: String? {
+            get { storedToken?.text }
+            set { storedToken = newValue.map(PulseStoredToken.init) }
+        }
         /// When a `start` was delivered and the app has not reported the new activity's token yet (ms).
         var starting: Int64?
         /// Last update, start and alert sent (ms).
@@ -21,6 +27,19 @@ struct PulseLedger: Equatable {
         var alerted: Int64?
         /// Last change (ms), for forgetting refs.
         var touched: Int64 = 0
+
+        init(
+            revision: Int64 = -1, token: String? = nil, starting: Int64? = nil, updated: Int64? = nil,
+            started: Int64? = nil, alerted: Int64? = nil, touched: Int64 = 0
+        ) {
+            self.revision = revision
+            self.storedToken = token.map(PulseStoredToken.init)
+            self.starting = starting
+            self.updated = updated
+            self.started = started
+            self.alerted = alerted
+            self.touched = touched
+        }
     }
 
     /// A requestId seen within the replay window: the first 8 bytes of its SHA-256 (a false replay
@@ -56,6 +75,46 @@ struct PulseLedger: Equatable {
     func hasSeen(_ requestId: String) -> Bool {
         let key = Seen(requestId, seconds: 0).key
         return seen.contains { $0.key == key }
+    }
+}
+
+/// A push token as a ledger keeps it: lower-case hex (what APNs tokens are) as its bytes, half
+/// the size and stored without conversion; any other text as it is.
+enum PulseStoredToken: Equatable {
+    case hex([UInt8])
+    case text(String)
+
+    init(_ token: String) {
+        self = PulseStoredToken.hexBytes(token).map(PulseStoredToken.hex) ?? .text(token)
+    }
+
+    /// The token as the app reported it.
+    var text: String {
+        switch self {
+        case .hex(let bytes): Hex.encode(bytes)
+        case .text(let t): t
+        }
+    }
+
+    /// The bytes of lower-case hex of even length; nil for any other text.
+    static func hexBytes(_ token: String) -> [UInt8]? {
+        var token = token
+        return token.withUTF8 { u -> [UInt8]? in
+            guard u.count % 2 == 0 else { return nil }
+            func value(_ c: UInt8) -> UInt8? {
+                switch c {
+                case 48...57: c &- 48
+                case 97...102: c &- 87
+                default: nil
+                }
+            }
+            var out = [UInt8](repeating: 0, count: u.count / 2)
+            for i in 0..<out.count {
+                guard let high = value(u[2 * i]), let low = value(u[2 * i + 1]) else { return nil }
+                out[i] = high << 4 | low
+            }
+            return out
+        }
     }
 }
 

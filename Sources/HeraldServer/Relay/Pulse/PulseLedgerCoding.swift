@@ -42,19 +42,19 @@ enum PulseLedgerCoding {
         for (ref, a) in l.refs {
             w.text(ref)
             let optionals = [a.starting, a.updated, a.started, a.alerted]
-            let raw = a.token.flatMap(Self.hexBytes)
-            var flags: UInt8 = a.token == nil ? 0 : 1
+            var flags: UInt8 = a.storedToken == nil ? 0 : 1
             for (i, v) in optionals.enumerated() where v != nil { flags |= 2 << i }
-            if raw != nil { flags |= 0x20 }
+            if case .hex = a.storedToken { flags |= 0x20 }
             w.out.append(flags)
             w.signed(a.revision)
             w.signed(a.touched)
             for v in optionals { if let v { w.signed(v) } }
-            if let raw {
+            switch a.storedToken {
+            case .hex(let raw):
                 w.unsigned(UInt64(raw.count))
                 w.out += raw
-            } else if let t = a.token {
-                w.text(t)
+            case .text(let t): w.text(t)
+            case nil: break
             }
         }
         return w.out
@@ -104,8 +104,13 @@ enum PulseLedgerCoding {
             }
             (a.starting, a.updated, a.started, a.alerted) = (optionals[0], optionals[1], optionals[2], optionals[3])
             if flags & 1 != 0 {
-                guard let t = flags & 0x20 != 0 ? r.hex() : r.text() else { return nil }
-                a.token = t
+                if flags & 0x20 != 0 {
+                    guard let raw = r.raw() else { return nil }
+                    a.storedToken = .hex(raw)
+                } else {
+                    guard let t = r.text() else { return nil }
+                    a.storedToken = .text(t)
+                }
             }
             l.refs[ref] = a
         }
@@ -128,16 +133,6 @@ enum PulseLedgerCoding {
                 updated: int(a["u"]), started: int(a["s"]), alerted: int(a["a"]), touched: int(a["t"]) ?? 0)
         }
         return l
-    }
-
-    /// The bytes of a token in lower-case hex (even length); nil for any other text, kept as it is.
-    static func hexBytes(_ token: String) -> [UInt8]? {
-        let u = Array(token.utf8)
-        guard u.count % 2 == 0, u.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
-            return nil
-        }
-        func value(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : c - 87 }
-        return stride(from: 0, to: u.count, by: 2).map { value(u[$0]) << 4 | value(u[$0 + 1]) }
     }
 
     struct Writer {
@@ -206,11 +201,11 @@ enum PulseLedgerCoding {
             return v
         }
 
-        /// Bytes (length first) as lower-case hex.
-        mutating func hex() -> String? {
+        /// Bytes, length first.
+        mutating func raw() -> [UInt8]? {
             guard let n = count(1) else { return nil }
             defer { at += n }
-            return Hex.encode(bytes[at..<at + n])
+            return Array(bytes[at..<at + n])
         }
 
         mutating func text() -> String? {

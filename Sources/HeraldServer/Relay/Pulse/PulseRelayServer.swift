@@ -37,15 +37,22 @@ public struct PulseRelayServer: InboundRelay {
         }
     }
 
-    /// A verified push, through the ledger, to APNs.
+    /// A verified push, through the ledger, to APNs. The phone, the site key and the ledger are read,
+    /// checked and reserved in one store transaction (``PulseState/ledger(_:_:checking:)``).
     func push(_ request: RelayRequest, delivery: RelayDelivery, state: PulseState) async throws(PulseRefusal)
         -> RelayResponse
     {
-        let (site, body, key, phone) = try verify(request, state: state, now: delivery.clock.now().secondsSince1970)
+        let site = try precheck(request, now: delivery.clock.now().secondsSince1970)
+        // Parsed before the transaction, answered after the signature: a bad signature is a 401 even
+        // when its body is not valid.
+        let parsed = Result { () throws(PulseRefusal) in try PulseActivityBody.parse(request.body) }
         let deviceId = request["deviceId"]
         let now = delivery.clock.now().millisecondsSince1970
-        let decision = try state.ledger(deviceId, site.sourceId) {
-            $0.reserve(body, request: site, now: now, limits: config.limits)
+        let (decision, body, key, phone) = try state.ledger(deviceId, site.sourceId) {
+            phone, key, ledger throws(PulseRefusal) in
+            let (key, phone) = try authorize(site, request, phone: phone, key: key)
+            let body = try parsed.get()
+            return (ledger.reserve(body, request: site, now: now, limits: config.limits), body, key, phone)
         }
         guard case .send(let activityToken, let dropAlert, let previous) = decision else {
             if case .refused(let refusal) = decision { throw refusal }
@@ -107,24 +114,26 @@ public struct PulseRelayServer: InboundRelay {
         }
     }
 
-    /// Headers, key and signature, then the body: who is pushing, what, and the site's key record.
-    func verify(_ request: RelayRequest, state: PulseState, now: Int64) throws(PulseRefusal) -> (
-        PulseSiteRequest, PulseActivityBody, PulseSiteKey, PulsePhone
-    ) {
+    /// What needs no store: the body's size, the site's headers and their freshness.
+    func precheck(_ request: RelayRequest, now: Int64) throws(PulseRefusal) -> PulseSiteRequest {
         guard request.body.count <= config.maxBody else {
             throw .bad("the body is over \(config.maxBody) bytes", code: "too_large")
         }
         let site = try PulseSiteRequest.parse(
             source: request.header("x-pulse-source"), auth: request.header("x-pulse-auth"))
         try site.checkFresh(now: now, maxSkew: config.limits.maxSkew)
+        return site
+    }
+
+    /// The phone's and the site key's records against the signature: the key record and the phone
+    /// when the site may push, else the refusal (401 unknown, 410 gone, 403 revoked).
+    func authorize(_ site: PulseSiteRequest, _ request: RelayRequest, phone: PulsePhone?, key: PulseSiteKey?)
+        throws(PulseRefusal) -> (PulseSiteKey, PulsePhone)
+    {
         let deviceId = request["deviceId"]
-        guard let phone = try state.phone(deviceId) else {
-            throw PulseRefusal(401, "unauthorized", "unknown device or key")
-        }
+        guard let phone else { throw PulseRefusal(401, "unauthorized", "unknown device or key") }
         if phone.gone { throw PulseRefusal(410, "gone", "this phone is no longer available; delete the key") }
-        guard let key = try state.siteKey(deviceId, site.sourceId) else {
-            throw PulseRefusal(401, "unauthorized", "unknown device or key")
-        }
+        guard let key else { throw PulseRefusal(401, "unauthorized", "unknown device or key") }
         if key.revoked { throw PulseRefusal(403, "revoked", "the user disconnected this site; delete the key") }
         guard let sealed = key.sealedKey else { throw PulseRefusal(401, "unauthorized", "unknown device or key") }
         guard let pushKey = config.vault.open(sealed, deviceId: deviceId, sourceId: site.sourceId) else {
@@ -132,6 +141,6 @@ public struct PulseRelayServer: InboundRelay {
             throw PulseRefusal(500, "key_unreadable", "the relay cannot open this site's key (key-file changed?)")
         }
         try site.verify(key: pushKey, path: request.path, body: request.body)
-        return (site, try PulseActivityBody.parse(request.body), key, phone)
+        return (key, phone)
     }
 }

@@ -124,6 +124,28 @@ struct PulseState {
         } catch { throw Self.unavailable }
     }
 
+    /// Reads the phone and the site key and runs `body` on the ledger of (deviceId, sourceId), all in
+    /// one store transaction: a site's push is one write and no separate reads. A refusal thrown by
+    /// `body` (an unknown key, a bad signature) leaves the ledger as it was.
+    func ledger<T>(
+        _ deviceId: String, _ sourceId: String,
+        checking body: (PulsePhone?, PulseSiteKey?, inout PulseLedger) throws(PulseRefusal) -> T
+    ) throws(PulseRefusal) -> T {
+        do {
+            let records = ["phone:" + deviceId, "key:\(deviceId):\(sourceId)"]
+            return try store.update("ledger:\(deviceId):\(sourceId)", reading: records) {
+                old, values -> (newValue: [UInt8]?, result: T) in
+                var l = PulseLedger(old)
+                let r = try body(PulsePhone(values[0]), PulseSiteKey(values[1]), &l)
+                return (l.bytes, r)
+            }
+        } catch let refusal as PulseRefusal {
+            throw refusal
+        } catch {
+            throw Self.unavailable
+        }
+    }
+
     /// Runs `body` on the ledger of (deviceId, sourceId) in one store transaction.
     func ledger<T>(_ deviceId: String, _ sourceId: String, _ body: (inout PulseLedger) -> T)
         throws(PulseRefusal) -> T
