@@ -51,8 +51,7 @@ enum PulseRelayBench {
         let setup = RelayBench.elapsedSeconds(since: started)
         var lines = [
             try await measure(
-                "full", phones: phones, seconds: seconds, interval: nil, revisionBase: 0, base: base, client: client,
-                setup: setup)
+                "full", phones: phones, seconds: seconds, interval: nil, revisionBase: 0, base: base, setup: setup)
         ]
         if pacedRate > 0 {
             // The paced run starts with fresh refs: let the full run's last updates leave their second.
@@ -61,7 +60,6 @@ enum PulseRelayBench {
             lines.append(
                 try await measure(
                     "paced", phones: phones, seconds: seconds, interval: interval, revisionBase: 1_000_000, base: base,
-                    client: client,
                     setup: setup))
         }
         return lines.joined(separator: "\n")
@@ -80,70 +78,69 @@ enum PulseRelayBench {
 
     /// Runs one worker per phone for `seconds`: back to back when `interval` is nil, else one push
     /// every `interval` per worker (a fixed schedule, latency counted from the scheduled time). Every
-    /// ref's revisions start above `revisionBase`, so a later run stays above an earlier one's.
+    /// ref's revisions start above `revisionBase`, so a later run stays above an earlier one's. Each
+    /// worker is a thread with its own keep-alive connection (``RawHTTPConnection``).
     static func measure(
         _ mode: String, phones: [PulsePhoneClient], seconds: Double, interval: Duration?, revisionBase: Int64,
-        base: String, client: HTTPClient, setup: Double
+        base: String, setup: Double
     ) async throws -> String {
+        guard RawHTTPConnection(base: base) != nil else { throw RelayBench.BenchUsage() }
         let started = ContinuousClock.now
         let deadline = started + .milliseconds(Int(seconds * 1000))
-        let total = await withTaskGroup(of: Tally.self) { group in
-            for (worker, phone) in phones.enumerated() {
-                group.addTask {
-                    var t = Tally()
-                    // Revisions go on from the previous run's (each run sends fewer than a million per ref).
-                    var refs = phone.schedule.map { ref in
-                        var r = ref
-                        r.revision = revisionBase
-                        return r
-                    }
-                    // Spread the workers' first sends over one interval.
-                    var next = started + (interval.map { $0 / phones.count * worker } ?? .zero)
-                    while true {
-                        if interval != nil, next > ContinuousClock.now {
-                            try? await Task.sleep(until: next, clock: .continuous)
-                        }
-                        guard ContinuousClock.now < deadline else { break }
-                        // The guide's 1 update a second per ref: wait for the least recently used ref.
-                        var ref = refs.removeFirst()
-                        if let ready = ref.lastAnswer.map({ $0 + .milliseconds(1050) }), ready > ContinuousClock.now {
-                            let waitStart = ContinuousClock.now
-                            try? await Task.sleep(until: ready, clock: .continuous)
-                            t.waited += RelayBench.elapsedSeconds(since: waitStart)
-                        }
-                        let sent = interval == nil ? ContinuousClock.now : min(next, ContinuousClock.now)
-                        ref.revision += 1
-                        t.requests += 1
-                        let status = try? await client.send(phone.push(ref, base: base)).status
-                        let answered = ContinuousClock.now
-                        ref.lastAnswer = answered
-                        refs.append(ref)
-                        switch status {
-                        case 200?:
-                            t.ok += 1
-                            let d = answered - sent
-                            t.latencies.append(
-                                Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15)
-                        case 429?: t.limited += 1
-                        case nil: t.failed += 1
-                        default: t.refused += 1
-                        }
-                        if let interval { next += interval }
-                    }
-                    return t
+        let tallies = await onThreads(phones.count) { worker in
+            let phone = phones[worker]
+            guard let connection = RawHTTPConnection(base: base) else { return Tally() }
+            var t = Tally()
+            var ids: [String] = []
+            // Revisions go on from the previous run's (each run sends fewer than a million per ref).
+            var refs = phone.schedule.map { ref in
+                var r = ref
+                r.revision = revisionBase
+                return r
+            }
+            // Spread the workers' first sends over one interval.
+            var next = started + (interval.map { $0 / phones.count * worker } ?? .zero)
+            while true {
+                if interval != nil { sleep(until: next) }
+                guard ContinuousClock.now < deadline else { break }
+                // The guide's 1 update a second per ref: wait for the least recently used ref.
+                var ref = refs.removeFirst()
+                if let ready = ref.lastAnswer.map({ $0 + .milliseconds(1050) }), ready > ContinuousClock.now {
+                    let waitStart = ContinuousClock.now
+                    sleep(until: ready)
+                    t.waited += RelayBench.elapsedSeconds(since: waitStart)
                 }
+                if ids.isEmpty { ids = UUIDGenerator.make(256, random: SystemRandom()) }
+                let request = phone.push(ref.advanced(), requestId: ids.removeLast(), connection: connection)
+                ref.revision += 1
+                let sent = interval == nil ? ContinuousClock.now : min(next, ContinuousClock.now)
+                t.requests += 1
+                let status = connection.roundTrip(request)
+                let answered = ContinuousClock.now
+                ref.lastAnswer = answered
+                refs.append(ref)
+                switch status {
+                case 200?:
+                    t.ok += 1
+                    let d = answered - sent
+                    t.latencies.append(Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15)
+                case 429?: t.limited += 1
+                case nil: t.failed += 1
+                default: t.refused += 1
+                }
+                if let interval { next += interval }
             }
-            var all = Tally()
-            for await t in group {
-                all.requests += t.requests
-                all.ok += t.ok
-                all.limited += t.limited
-                all.refused += t.refused
-                all.failed += t.failed
-                all.waited += t.waited
-                all.latencies += t.latencies
-            }
-            return all
+            return t
+        }
+        var total = Tally()
+        for t in tallies {
+            total.requests += t.requests
+            total.ok += t.ok
+            total.limited += t.limited
+            total.refused += t.refused
+            total.failed += t.failed
+            total.waited += t.waited
+            total.latencies += t.latencies
         }
         let elapsed = RelayBench.elapsedSeconds(since: started)
         let sorted = total.latencies.sorted()
@@ -156,6 +153,41 @@ enum PulseRelayBench {
             mode, phones.count, total.requests, total.ok, total.limited, total.refused, total.failed, elapsed,
             Double(total.ok) / elapsed, pct(0.5), pct(0.9), pct(0.99), sorted.last ?? 0, total.waited, setup,
             HTTPBench.peakRSSKilobytes())
+    }
+
+    /// Runs `body(0)` … `body(count - 1)` each on a thread of its own (blocking I/O stays off the
+    /// concurrency pool) and returns their results once all have returned.
+    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Tally) async -> [Tally] {
+        final class Results: @unchecked Sendable {
+            let lock = NSLock()
+            var tallies: [Tally] = []
+        }
+        let results = Results()
+        let group = DispatchGroup()
+        for i in 0..<count {
+            group.enter()
+            let thread = Thread {
+                let t = body(i)
+                results.lock.withLock { results.tallies.append(t) }
+                group.leave()
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            group.notify(queue: .global()) { done.resume() }
+        }
+        return results.lock.withLock { results.tallies }
+    }
+
+    /// Blocks the calling thread until `instant` (returns at once when it has passed).
+    static func sleep(until instant: ContinuousClock.Instant) {
+        let left = instant - ContinuousClock.now
+        guard left > .zero else { return }
+        var ts = timespec(
+            tv_sec: Int(left.components.seconds), tv_nsec: Int(left.components.attoseconds / 1_000_000_000))
+        var rest = timespec()
+        while nanosleep(&ts, &rest) != 0, errno == EINTR { ts = rest }
     }
 }
 
@@ -173,6 +205,13 @@ struct PulsePhoneClient: Sendable {
         var name: String
         var revision: Int64 = 0
         var lastAnswer: ContinuousClock.Instant?
+
+        /// This ref at its next revision.
+        func advanced() -> Ref {
+            var r = self
+            r.revision += 1
+            return r
+        }
     }
 
     let deviceId: String
@@ -235,10 +274,10 @@ struct PulsePhoneClient: Sendable {
         var step: String
     }
 
-    /// A signed `update` of `ref` at its current revision: a fresh requestId, the time now, and the
+    /// The bytes of a signed `update` of `ref` at its revision: `requestId`, the time now, and the
     /// guide's v2 HMAC over the canonical string.
-    func push(_ ref: Ref, base: String) -> HTTPRequest {
-        let now = Int64(Date().timeIntervalSince1970)
+    func push(_ ref: Ref, requestId: String, connection: RawHTTPConnection) -> [UInt8] {
+        let now = Int64(time(nil))
         let body: JSONValue = [
             "ref": .string(ref.name), "event": "update", "timestamp": .number(Double(now)),
             "contentState": [
@@ -248,16 +287,15 @@ struct PulsePhoneClient: Sendable {
         ]
         let bytes = body.canonicalBytes
         let path = "/v1/devices/\(deviceId)/push"
-        let requestId = UUID().uuidString
         let digest = Hex.encode(SHA256.hash(bytes))
         let canonical = "POST\n\(path)\n\(now)\n\(requestId)\n\(digest)"
         let mac = HMACSHA256.authenticationCode(key: ref.site.pushKey, message: Array(canonical.utf8))
-        return HTTPRequest(
-            url: base + path,
+        let head = connection.head(
+            method: "POST", path: path,
             headers: [
-                HTTPHeader("content-type", "application/json"), HTTPHeader("x-pulse-source", ref.site.sourceId),
-                HTTPHeader("x-pulse-auth", "v2 \(now) \(requestId) \(Base64.urlEncode(mac))"),
-            ],
-            body: bytes)
+                ("Content-Type", "application/json"), ("X-Pulse-Source", ref.site.sourceId),
+                ("X-Pulse-Auth", "v2 \(now) \(requestId) \(Base64.urlEncode(mac))"),
+            ], bodyCount: bytes.count)
+        return Array(head.utf8) + bytes
     }
 }
