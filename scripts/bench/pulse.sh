@@ -21,6 +21,7 @@
 #   SMOKE=1 scripts/bench/pulse.sh             seconds, tiny scale: checks the tooling, not the speed
 #   HERALD_BIN_DIR=.build/debug …              use these binaries instead of a release build
 #   PACED_RATE=500 …                           pace the second part at this rate instead of half of herald send's
+#   PACED_FRACTION=0.3 …                       pace it at this fraction of herald send's rate (default 0.5)
 #
 # Prints one RESULT line per part and the issue's ratios:
 #   RESULT bench=pulse impl=full pushes_per_s=… status_429=… p50_ms=… p99_ms=…   (then impl=paced, impl=serve rss_kb=…)
@@ -48,7 +49,7 @@ field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([0-9.]*\).*/\1/p" <<<"$2" | head -1; }
 
 # 1. herald send to SEND_N devices (registered first, not timed).
 relay_bench_send
-paced_rate=${PACED_RATE:-$(python3 -c "print(max(1, round($send_rate / 2)))")}
+paced_rate=${PACED_RATE:-$(python3 -c "print(max(1, round($send_rate * ${PACED_FRACTION:-0.5})))")}
 
 # 2. herald serve with the pulse relay at the guide's limits.
 relay_bench_serve "    pulse: { channel: apns, key-file: $WORK/pulse.key, rate-limit: 1000000/s, burst: 1000000 }"
