@@ -50,10 +50,15 @@ struct SQLiteChannelState: ChannelStateStore {
         _ body: ([UInt8]?, [[UInt8]?]) throws -> (newValue: [UInt8]?, result: T)
     ) throws -> T {
         try store.checkWritable("save the state of channel \(channel)")
+        let keys = [key] + others
         return try db.transaction { c in
-            let current = try c.queryOne(StoreSQL.channelState(channel, key: key))?.bytes("value")
-            let values = try others.map { try c.queryOne(StoreSQL.channelState(channel, key: $0))?.bytes("value") }
-            let (newValue, result) = try body(current, values)
+            // One statement for all the keys (a Pulse push reads three).
+            var found: [String: [UInt8]] = [:]
+            let sql: SQL = "SELECT key, value FROM channel_state WHERE channel = \(channel) AND key IN (\(list: keys))"
+            for row in try c.query(sql) {
+                if let k = row.string("key"), let v = row.bytes("value") { found[k] = v }
+            }
+            let (newValue, result) = try body(found[key], others.map { found[$0] })
             try c.run(write(newValue, forKey: key))
             return result
         }

@@ -98,10 +98,12 @@ public final class SQLiteConnection {
     ) throws -> T {
         let db = try open()
         let nested = sqlite3_get_autocommit(db) == 0
-        let begin = nested ? "SAVEPOINT herald_unit" : "BEGIN IMMEDIATE"
-        let commit = nested ? "RELEASE herald_unit" : "COMMIT"
+        // Begin and commit are prepared statements from the cache (`sqlite3_exec` parsed them anew on
+        // every transaction); a rollback is rare and two statements when nested.
+        let begin: SQL = nested ? "SAVEPOINT herald_unit" : "BEGIN IMMEDIATE"
+        let commit: SQL = nested ? "RELEASE herald_unit" : "COMMIT"
         let rollback = nested ? "ROLLBACK TO herald_unit; RELEASE herald_unit" : "ROLLBACK"
-        try execute(begin)
+        try run(begin)
         let value: T
         do {
             value = try body(self)
@@ -115,7 +117,7 @@ public final class SQLiteConnection {
             return value
         }
         do {
-            try execute(commit)
+            try run(commit)
         } catch {
             // COMMIT may fail (e.g. SQLITE_BUSY) leaving the transaction open; roll back either way.
             try? execute(rollback)

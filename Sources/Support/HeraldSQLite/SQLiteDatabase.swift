@@ -273,7 +273,7 @@ public final class SQLiteDatabase: Sendable {
             return
         }
         do {
-            try connection.execute("BEGIN IMMEDIATE")
+            try connection.run("BEGIN IMMEDIATE")
         } catch {
             for work in group { work.fail(error) }
             return
@@ -297,7 +297,7 @@ public final class SQLiteDatabase: Sendable {
             }
         }
         do {
-            try connection.execute("COMMIT")
+            try connection.run("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
             for work in committed { work.fail(error) }
