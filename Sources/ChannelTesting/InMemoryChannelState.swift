@@ -17,11 +17,7 @@ public final class InMemoryChannelState: ChannelStateStore {
 
     /// Atomic read-modify-write.
     public func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
-        try values.withLock { v in
-            let (n, r) = try body(v[key])
-            v[key] = n
-            return r
-        }
+        try update(key, reading: []) { current, _ in try body(current) }
     }
 
     /// Atomic read-modify-write that also reads `others` under the same lock.

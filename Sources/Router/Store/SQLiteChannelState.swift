@@ -33,14 +33,7 @@ struct SQLiteChannelState: ChannelStateStore {
     }
 
     func update<T>(_ key: String, _ body: ([UInt8]?) throws -> (newValue: [UInt8]?, result: T)) throws -> T {
-        try store.checkWritable("save the state of channel \(channel)")
-        return try db.transaction { c in
-            let current = try c.queryOne(StoreSQL.channelState(channel, key: key))?
-                .bytes("value")
-            let (newValue, result) = try body(current)
-            try c.run(write(newValue, forKey: key))
-            return result
-        }
+        try update(key, reading: []) { current, _ in try body(current) }
     }
 
     /// The reads and the update in one write transaction (on the writer connection, whose page cache
