@@ -27,22 +27,6 @@ public struct TokenAuthenticator: Sendable {
     }
 
     static func hexBytes(_ hex: String) -> [UInt8]? {
-        let chars = Array(hex.utf8)
-        guard chars.count == 64 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(32)
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: c - 48
-            case 97...102: c - 87
-            case 65...70: c - 55
-            default: nil
-            }
-        }
-        for i in stride(from: 0, to: 64, by: 2) {
-            guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-        }
-        return out
+        hex.utf8.count == 64 ? Hex.decode(hex) : nil
     }
 }

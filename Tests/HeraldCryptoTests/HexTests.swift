@@ -13,6 +13,15 @@ import Testing
         #expect(String(decoding: out, as: UTF8.self) == "x:dead")
     }
 
+    @Test func decodeTakesTwoDigitsPerByteAndRefusesTheRest() {
+        #expect(Hex.decode("") == [])
+        #expect(Hex.decode("000ff0ffab0123456789") == [0x00, 0x0F, 0xF0, 0xFF, 0xAB, 0x01, 0x23, 0x45, 0x67, 0x89])
+        #expect(Hex.decode("DEADbeef") == [0xDE, 0xAD, 0xBE, 0xEF])
+        #expect(Hex.decode("DEAD", lowerCaseOnly: true) == nil)
+        #expect(Hex.decode("dead", lowerCaseOnly: true) == [0xDE, 0xAD])
+        for bad in ["abc", "0g", "zz", " 00", "0x00", "é0"] { #expect(Hex.decode(bad) == nil, "\(bad)") }
+    }
+
     @Test func sha256OfABCAsFIPS180Prints() {
         #expect(
             Hex.encode(SHA256.hash(Array("abc".utf8)))

@@ -85,7 +85,7 @@ enum PulseStoredToken: Equatable {
     case text(String)
 
     init(_ token: String) {
-        self = PulseStoredToken.hexBytes(token).map(PulseStoredToken.hex) ?? .text(token)
+        self = Hex.decode(token, lowerCaseOnly: true).map(PulseStoredToken.hex) ?? .text(token)
     }
 
     /// The token as the app reported it.
@@ -93,27 +93,6 @@ enum PulseStoredToken: Equatable {
         switch self {
         case .hex(let bytes): Hex.encode(bytes)
         case .text(let t): t
-        }
-    }
-
-    /// The bytes of lower-case hex of even length; nil for any other text.
-    static func hexBytes(_ token: String) -> [UInt8]? {
-        var token = token
-        return token.withUTF8 { u -> [UInt8]? in
-            guard u.count % 2 == 0 else { return nil }
-            func value(_ c: UInt8) -> UInt8? {
-                switch c {
-                case 48...57: c &- 48
-                case 97...102: c &- 87
-                default: nil
-                }
-            }
-            var out = [UInt8](repeating: 0, count: u.count / 2)
-            for i in 0..<out.count {
-                guard let high = value(u[2 * i]), let low = value(u[2 * i + 1]) else { return nil }
-                out[i] = high << 4 | low
-            }
-            return out
         }
     }
 }
