@@ -111,8 +111,8 @@ enum PulseRelayBench {
                     t.waited += RelayBench.elapsedSeconds(since: waitStart)
                 }
                 if ids.isEmpty { ids = UUIDGenerator.make(256, random: SystemRandom()) }
-                let request = phone.push(ref.advanced(), requestId: ids.removeLast(), connection: connection)
                 ref.revision += 1
+                let request = phone.push(ref, requestId: ids.removeLast(), connection: connection)
                 let sent = interval == nil ? ContinuousClock.now : min(next, ContinuousClock.now)
                 t.requests += 1
                 let status = connection.roundTrip(request)
@@ -205,13 +205,6 @@ struct PulsePhoneClient: Sendable {
         var name: String
         var revision: Int64 = 0
         var lastAnswer: ContinuousClock.Instant?
-
-        /// This ref at its next revision.
-        func advanced() -> Ref {
-            var r = self
-            r.revision += 1
-            return r
-        }
     }
 
     let deviceId: String
