@@ -200,6 +200,9 @@ struct RouteTable: Sendable {
 
     let templates: [APIRoute]
     let tests: [APIRoute]
+    /// ``templates`` by their number of segments, each list in the order of ``templates``: a path is
+    /// tried only against the templates of its own length.
+    let templatesBySegments: [Int: [APIRoute]]
 
     init(_ resources: [any APIResource], extra: [APIRoute] = []) {
         let routes = resources.flatMap(\.routes) + extra
@@ -214,6 +217,13 @@ struct RouteTable: Sendable {
                 ? a.element.pattern.literals > b.element.pattern.literals : a.offset < b.offset
         }.map(\.element)
         self.tests = tests
+        var bySegments: [Int: [APIRoute]] = [:]
+        for route in self.templates {
+            if case .template(let segments) = route.pattern.kind {
+                bySegments[segments.count, default: []].append(route)
+            }
+        }
+        templatesBySegments = bySegments
     }
 
     /// The route for `method` on `path`: templates first, then the tested patterns; among the
@@ -221,7 +231,7 @@ struct RouteTable: Sendable {
     func match(method: String, path: String, api: HeraldAPI) -> Match {
         let parts = RoutePattern.segments(of: path)
         var candidates: [(route: APIRoute, parameters: [String: String], label: String)] = []
-        for route in templates {
+        for route in templatesBySegments[parts.count] ?? [] {
             if let values = route.pattern.match(parts) { candidates.append((route, values, route.pattern.label)) }
         }
         if candidates.isEmpty {

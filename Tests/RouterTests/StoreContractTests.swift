@@ -282,7 +282,8 @@ import Testing
     @Test(arguments: StoreKind.allCases) func channelStateUpdateReadsOtherKeysInItsTransaction(store kind: StoreKind)
         throws
     {
-        let state = try kind.open().channelState("relay.pulse")
+        let store = try kind.open()
+        let state = store.channelState("relay.pulse")
         try state.setValue(Array("phone".utf8), forKey: "phone:d1")
         try state.setValue(Array("key".utf8), forKey: "key:d1:s1")
         let seen: [String?] = try state.update("ledger:d1:s1", reading: ["phone:d1", "nope", "key:d1:s1"]) {
@@ -292,6 +293,17 @@ import Testing
         }
         #expect(seen == ["phone", nil, "key"])
         #expect(try state.value(forKey: "ledger:d1:s1") == Array("v1".utf8))
+        // Only this channel's rows; a key named twice (or the updated key among the others) is read
+        // for each place it is named.
+        let other = store.channelState("relay.other")
+        try other.setValue(Array("elsewhere".utf8), forKey: "phone:d2")
+        let again: [String?] = try state.update(
+            "ledger:d1:s1", reading: ["phone:d1", "phone:d2", "phone:d1", "ledger:d1:s1"]
+        ) {
+            current, values in
+            (current, values.map { $0.map { String(decoding: $0, as: UTF8.self) } })
+        }
+        #expect(again == ["phone", nil, "phone", "v1"])
         struct Refused: Error {}
         #expect(throws: Refused.self) {
             try state.update("ledger:d1:s1", reading: ["phone:d1"]) { _, _ -> (newValue: [UInt8]?, result: Int) in

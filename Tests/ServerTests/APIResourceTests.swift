@@ -235,6 +235,15 @@ struct EchoAPI: APIResource {
         #expect(json["error"]?["code"] == "invalid_echo" && json["error"]?["field"] == "word")
         // Only the resources given are served.
         #expect(await api.handle(ServerRequest(method: "GET", path: "/healthz")).status == 404)
+        // A path is matched against the templates of its own number of segments: one more or one
+        // fewer, an empty variable, or a trailing slash is no route; the two lengths served stay apart.
+        for path in ["/v1/echo/hi/more", "/v1/echo", "/v1/echo/", "/v1/plain/", "/v1/plain/x", "/v1"] {
+            let r = await api.handle(ServerRequest(method: "POST", path: path, headers: ["x-allowed": "yes"]))
+            #expect(r.status == 404, "\(path)")
+        }
+        #expect(
+            await api.handle(ServerRequest(method: "POST", path: "/v1/echo/plain", headers: ["x-allowed": "yes"]))
+                .bodyBytes == Array("plain".utf8))
         await router.shutdown()
     }
 }

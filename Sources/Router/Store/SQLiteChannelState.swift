@@ -45,9 +45,14 @@ struct SQLiteChannelState: ChannelStateStore {
         try store.checkWritable("save the state of channel \(channel)")
         let keys = [key] + others
         return try db.transaction { c in
-            // One statement for all the keys (a Pulse push reads three).
+            // One statement for all the keys (a Pulse push reads three): a UNION ALL of point lookups,
+            // since `key IN (…)` of bound values makes SQLite build an ephemeral table on every run.
             var found: [String: [UInt8]] = [:]
-            let sql: SQL = "SELECT key, value FROM channel_state WHERE channel = \(channel) AND key IN (\(list: keys))"
+            var sql = SQL()
+            for (i, k) in keys.enumerated() {
+                if i > 0 { sql.appendLiteral(" UNION ALL ") }
+                sql.append("SELECT key, value FROM channel_state WHERE channel = \(channel) AND key = \(k)")
+            }
             for row in try c.query(sql) {
                 if let k = row.string("key"), let v = row.bytes("value") { found[k] = v }
             }
