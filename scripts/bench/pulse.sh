@@ -26,11 +26,45 @@
 #   HERALD_BIN_DIR=.build/debug …              use these binaries instead of a release build
 #   PACED_RATE=500 …                           pace the second part at this rate instead of half of herald send's
 #   PACED_FRACTION=0.3 …                       pace it at this fraction of herald send's rate (default 0.5)
+#   ROUNDS=5 …                                 run the whole bench 5 times (herald send and serve fresh
+#                                              each time) and print each round's ratios and their medians:
+#                                              herald send's own rate varies ±25% from run to run here,
+#                                              so one run's ratio is not a verdict
 #
 # Prints one RESULT line per part and the issue's ratios:
 #   RESULT bench=pulse impl=full pushes_per_s=… status_429=… p50_ms=… p99_ms=…   (then impl=paced, impl=serve rss_kb=…)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+if [[ ${ROUNDS:-1} -gt 1 ]]; then
+    logs=()
+    for ((round = 1; round <= ROUNDS; round++)); do
+        log=$(mktemp)
+        logs+=("$log")
+        echo "== round $round of $ROUNDS"
+        ROUNDS=1 bash "$0" | tee "$log"
+    done
+    python3 - "${logs[@]}" <<'PY'
+import re, statistics, sys
+rows = []
+for path in sys.argv[1:]:
+    text = open(path).read()
+    send = float(re.search(r"impl=send pushes_per_s=([0-9.]+)", text).group(1))
+    full = re.search(r"impl=full pushes_per_s=([0-9.]+).* p99_ms=([0-9.]+)", text)
+    paced = re.search(r"impl=paced pushes_per_s=([0-9.]+).* p99_ms=([0-9.]+)", text)
+    asked = float(re.search(r"pulse paced at ([0-9.]+)/s", text).group(1))
+    rows.append((send, float(full.group(1)), float(full.group(2)), asked, float(paced.group(1)), float(paced.group(2))))
+print("round  herald send/s  pulse full/s  of send  full p99 ms  paced asked/s  carried/s  paced p99 ms")
+for i, (send, full, fp99, asked, paced, pp99) in enumerate(rows, 1):
+    print(f"{i:5}  {send:13.0f}  {full:12.0f}  {100 * full / send:6.0f}%  {fp99:11.1f}  {asked:13.0f}  {paced:9.0f}  {pp99:12.1f}")
+ratio = statistics.median(100 * r[1] / r[0] for r in rows)
+p99 = statistics.median(r[5] for r in rows)
+print(f"median over {len(rows)} rounds: pulse full rate = {ratio:.0f}% of herald send (target >= 60%: {'met' if ratio >= 60 else 'MISSED'});"
+      f" paced p99 {p99:.1f} ms (target < 20 ms: {'met' if p99 < 20 else 'MISSED'})")
+PY
+    rm -f "${logs[@]}"
+    exit 0
+fi
 
 CLIENTS=${CLIENTS:-100}
 SITES=${SITES:-16}
