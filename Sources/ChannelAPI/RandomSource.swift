@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import Foundation  // getentropy on Linux (ChannelAPI imports Foundation only: ModuleGraphTests)
 
 /// A source of random bytes, injected so envelopes, nonces and jitter are reproducible in tests.
 public protocol RandomSource: Sendable {

@@ -80,6 +80,7 @@ public enum CredentialRenewal {
 
     /// Sends `items` with `credential`, renewing it at most once. Returns one output per item (in
     /// the order answers arrive, rejected-then-resent items last).
+    @inlinable
     public static func send<Item, Credential, Output, Rejection, Failure: Error>(
         _ items: [Item], with credential: Credential,
         send: ([Item], Credential) async -> [(Item, Answer<Output, Rejection>)],

@@ -54,6 +54,40 @@ import Testing
     @Test func aURLLibcurlCannotParseIsItsOwnKey() {
         #expect(HostKey.of("https://exa mple.com/") == "https://exa mple.com/")
         #expect(HostKey.of("https://example.com:99999/") == "https://example.com:99999/")
+        // Not remembered by its origin: the next URL of that origin is its own key too.
+        #expect(HostKey.of("https://example.com:99999/b") == "https://example.com:99999/b")
+    }
+
+    /// What the remembered keys are filed under: the text before the path, query or fragment.
+    @Test(arguments: [
+        ("https://api.push.apple.com/3/device/abc", "https://api.push.apple.com"),
+        ("https://example.com", "https://example.com"),
+        ("https://example.com?q=/x", "https://example.com"),
+        ("https://example.com#/top", "https://example.com"),
+        ("https://user:pa%2Fss@example.com:8443/a", "https://user:pa%2Fss@example.com:8443"),
+        ("https://[fe80::1%25eth0]:9000/x", "https://[fe80::1%25eth0]:9000"),
+    ])
+    func originIsTheTextBeforeThePath(_ url: String, _ origin: String) {
+        #expect(HostKey.origin(of: url) == Substring(origin))
+    }
+
+    @Test func noOriginWithoutSchemeSeparator() {
+        #expect(HostKey.origin(of: "example.com/a") == nil)
+        #expect(HostKey.origin(of: "https:example.com/a") == nil)
+    }
+
+    /// Keys from memory are the keys libcurl gives: many paths of one origin, and more origins than
+    /// the memory holds (it starts over), each asked twice.
+    @Test func rememberedKeysAreLibcurlsKeys() {
+        for i in 0..<(HostKey.cacheLimit + 40) {
+            let host = "h\(i).example.com"
+            for path in ["/3/device/\(i)", "/x?y=\(i)", ""] {
+                #expect(HostKey.of("https://\(host):8443\(path)") == "https://\(host):8443")
+                #expect(HostKey.of("http://\(host)\(path)") == "http://\(host):80")
+            }
+        }
+        #expect(HostKey.of("HTTPS://Push.Example.COM/Path") == "https://push.example.com:443")
+        #expect(HostKey.of("https://push.example.com/other") == "https://push.example.com:443")
     }
 }
 
