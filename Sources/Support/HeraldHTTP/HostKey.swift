@@ -29,7 +29,9 @@ package enum HostKey {
         if parsed {
             cache.withLock { cache in
                 if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
-                cache[origin] = key
+                // A copy of the origin alone: the slice would keep the whole URL (a device token in
+                // its path, say) alive in the memory.
+                cache[Substring(String(origin))] = key
             }
         }
         return key
