@@ -32,9 +32,12 @@
 #                                              so one run's ratio is not a verdict
 #
 # Prints one RESULT line per part and the issue's ratios:
-#   RESULT bench=pulse impl=full pushes_per_s=… status_429=… p50_ms=… p99_ms=…   (then impl=paced, impl=serve rss_kb=…)
+#   RESULT bench=pulse impl=full pushes_per_s=… status_429=… p50_ms=… p99_ms=…   (then impl=paced asked_per_s=… …, impl=serve rss_kb=…)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+# The issue's targets, for the verdicts of one run and of the rounds.
+export TARGET_SHARE=60 TARGET_P99_MS=20
 
 if [[ ${ROUNDS:-1} -gt 1 ]]; then
     logs=()
@@ -45,22 +48,26 @@ if [[ ${ROUNDS:-1} -gt 1 ]]; then
         ROUNDS=1 bash "$0" | tee "$log"
     done
     python3 - "${logs[@]}" <<'PY'
-import re, statistics, sys
+import os, statistics, sys
+share, p99_ms = float(os.environ["TARGET_SHARE"]), float(os.environ["TARGET_P99_MS"])
 rows = []
 for path in sys.argv[1:]:
-    text = open(path).read()
-    send = float(re.search(r"impl=send pushes_per_s=([0-9.]+)", text).group(1))
-    full = re.search(r"impl=full pushes_per_s=([0-9.]+).* p99_ms=([0-9.]+)", text)
-    paced = re.search(r"impl=paced pushes_per_s=([0-9.]+).* p99_ms=([0-9.]+)", text)
-    asked = float(re.search(r"pulse paced at ([0-9.]+)/s", text).group(1))
-    rows.append((send, float(full.group(1)), float(full.group(2)), asked, float(paced.group(1)), float(paced.group(2))))
+    # Each round's RESULT lines, by their impl: {"send": {"pushes_per_s": "…", …}, "full": …, "paced": …}
+    parts = {}
+    for line in open(path):
+        if line.startswith("RESULT bench=pulse "):
+            fields = dict(f.split("=", 1) for f in line.split()[1:] if "=" in f)
+            parts[fields["impl"]] = {k: float(v) for k, v in fields.items() if k not in ("bench", "impl")}
+    rows.append(parts)
 print("round  herald send/s  pulse full/s  of send  full p99 ms  paced asked/s  carried/s  paced p99 ms")
-for i, (send, full, fp99, asked, paced, pp99) in enumerate(rows, 1):
-    print(f"{i:5}  {send:13.0f}  {full:12.0f}  {100 * full / send:6.0f}%  {fp99:11.1f}  {asked:13.0f}  {paced:9.0f}  {pp99:12.1f}")
-ratio = statistics.median(100 * r[1] / r[0] for r in rows)
-p99 = statistics.median(r[5] for r in rows)
-print(f"median over {len(rows)} rounds: pulse full rate = {ratio:.0f}% of herald send (target >= 60%: {'met' if ratio >= 60 else 'MISSED'});"
-      f" paced p99 {p99:.1f} ms (target < 20 ms: {'met' if p99 < 20 else 'MISSED'})")
+for i, r in enumerate(rows, 1):
+    send, full, paced = r["send"], r["full"], r["paced"]
+    print(f"{i:5}  {send['pushes_per_s']:13.0f}  {full['pushes_per_s']:12.0f}  {100 * full['pushes_per_s'] / send['pushes_per_s']:6.0f}%"
+          f"  {full['p99_ms']:11.1f}  {paced['asked_per_s']:13.0f}  {paced['pushes_per_s']:9.0f}  {paced['p99_ms']:12.1f}")
+ratio = statistics.median(100 * r["full"]["pushes_per_s"] / r["send"]["pushes_per_s"] for r in rows)
+p99 = statistics.median(r["paced"]["p99_ms"] for r in rows)
+print(f"median over {len(rows)} rounds: pulse full rate = {ratio:.0f}% of herald send (target >= {share:.0f}%: {'met' if ratio >= share else 'MISSED'});"
+      f" paced p99 {p99:.1f} ms (target < {p99_ms:.0f} ms: {'met' if p99 < p99_ms else 'MISSED'})")
 PY
     rm -f "${logs[@]}"
     exit 0
@@ -100,7 +107,9 @@ paced=$(sed -n 2p <<<"$out")
 [[ $(field ok "$full") -gt 0 && $(field ok "$paced") -gt 0 ]] || { echo "no push went through: $(tail -5 "$WORK/serve.log")" >&2; exit 1; }
 for line in "$full" "$paced"; do
     mode=$(sed -n 's/.*"mode":"\([a-z]*\)".*/\1/p' <<<"$line")
-    result "impl=$mode pushes_per_s=$(field pushes_per_s "$line") requests=$(field requests "$line") ok=$(field ok "$line")" \
+    asked=""
+    [[ $mode == paced ]] && asked="asked_per_s=$paced_rate "
+    result "impl=$mode ${asked}pushes_per_s=$(field pushes_per_s "$line") requests=$(field requests "$line") ok=$(field ok "$line")" \
         "status_429=$(field status_429 "$line") refused=$(field refused "$line") failed=$(field failed "$line")" \
         "p50_ms=$(field p50_ms "$line") p99_ms=$(field p99_ms "$line") max_ms=$(field max_ms "$line")"
 done
@@ -109,14 +118,15 @@ result "impl=serve rss_kb=$(hwm) serve_cpu_s=$(python3 -c "print(round($(cpu) - 
 python3 - "$send_rate" "$(field pushes_per_s "$full")" "$paced_rate" "$(field pushes_per_s "$paced")" \
     "$(field p50_ms "$paced")" "$(field p99_ms "$paced")" "$(hwm)" \
     "$(field ref_wait_s "$full")" "$CLIENTS" "$(field seconds "$full")" <<'PY'
-import sys
+import os, sys
 send, full, target, paced, p50, p99, hwm, waited, clients, seconds = (float(x or 0) for x in sys.argv[1:])
+share, p99_ms = float(os.environ["TARGET_SHARE"]), float(os.environ["TARGET_P99_MS"])
 ratio = 100 * full / send if send else 0
 # The client's own measure of the shape's cap: the time its workers spent waiting for a ref to be due.
 wait_share = 100 * waited / (clients * seconds) if clients and seconds else 0
 if wait_share >= 5:
     print(f"note: at full rate the client waited {wait_share:.0f}% of its time for a ref to be due: the shape, not the relay, set the rate; raise REFS or SITES")
-print(f"pulse full rate: {full:.0f} pushes/s = {ratio:.0f}% of herald send ({send:.0f}/s); target >= 60%: {'met' if ratio >= 60 else 'MISSED'}")
-print(f"pulse paced at {target:.0f}/s ({100 * target / send if send else 0:.0f}% of herald send): {paced:.0f} pushes/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms; target p99 < 20 ms: {'met' if p99 < 20 else 'MISSED'}")
+print(f"pulse full rate: {full:.0f} pushes/s = {ratio:.0f}% of herald send ({send:.0f}/s); target >= {share:.0f}%: {'met' if ratio >= share else 'MISSED'}")
+print(f"pulse paced at {target:.0f}/s ({100 * target / send if send else 0:.0f}% of herald send): {paced:.0f} pushes/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms; target p99 < {p99_ms:.0f} ms: {'met' if p99 < p99_ms else 'MISSED'}")
 print(f"herald serve peak RSS: {hwm / 1024:.1f} MB")
 PY
